@@ -1,0 +1,57 @@
+"""One error type and one error shape: {"error": {"code", "message", "details"}}."""
+
+from typing import Any
+
+from pydantic import BaseModel
+
+STATUS_BY_CODE: dict[str, int] = {
+    "VALIDATION_ERROR": 422,
+    "RUN_NOT_FOUND": 404,
+    "DATASET_NOT_FOUND": 404,
+    "MODEL_NOT_FOUND": 422,
+    "METHOD_NOT_FOUND": 422,
+    "OBJECTIVE_NOT_FOUND": 422,
+    "ARTIFACT_NOT_FOUND": 404,
+    "PROJECT_NOT_FOUND": 404,
+    "NOT_FOUND": 404,
+    "RUN_NOT_FINISHED": 409,
+    "RUN_FINISHED": 409,
+    "DATASET_INVALID": 422,
+    "DATASET_IN_USE": 409,
+    "PAYLOAD_TOO_LARGE": 413,
+    "INVALID_PATH": 400,
+    "INVALID_CURSOR": 400,
+}
+
+
+class AppError(Exception):
+    """The one exception the API turns into an error response."""
+
+    def __init__(self, code: str, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+    @property
+    def status_code(self) -> int:
+        return STATUS_BY_CODE.get(self.code, 400)
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: Any = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+def error_payload(code: str, message: str, details: Any = None) -> dict:
+    return {"error": {"code": code, "message": message, "details": details}}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """Declare error responses on a route so the OpenAPI document (and the generated client) knows them."""
+    return {status: {"model": ErrorResponse} for status in statuses}

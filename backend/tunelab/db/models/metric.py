@@ -1,0 +1,35 @@
+from sqlalchemy import BigInteger, Double, ForeignKey, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tunelab.db.base import Base
+
+
+class Metric(Base):
+    """Append-only history; one row per (run, key, step). `seq` numbers the flush that wrote it (SSE event ids)."""
+
+    __tablename__ = "metric"
+    __table_args__ = (
+        Index("ix_metric_run_id_seq", "run_id", "seq"),
+        {"sqlite_with_rowid": False},
+    )
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    step: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    value: Mapped[float] = mapped_column(Double)
+    wall_time: Mapped[float] = mapped_column(Double)
+    seq: Mapped[int] = mapped_column(Integer)
+
+
+class MetricSummary(Base):
+    """Latest/min/max per (run, key), kept current on every flush so lists and compare tables never scan history."""
+
+    __tablename__ = "metric_summary"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    last_step: Mapped[int] = mapped_column(BigInteger)
+    last_value: Mapped[float] = mapped_column(Double)
+    min_value: Mapped[float] = mapped_column(Double)
+    max_value: Mapped[float] = mapped_column(Double)
+    count: Mapped[int] = mapped_column(BigInteger)

@@ -1,0 +1,74 @@
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Double, Enum, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tunelab.db.base import Base, UTCDateTime, utcnow
+
+
+class RunStatus(enum.StrEnum):
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+    canceled = "canceled"
+
+    @property
+    def finished(self) -> bool:
+        return self in FINISHED_STATUSES
+
+
+FINISHED_STATUSES = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.canceled})
+
+
+class Run(Base):
+    __tablename__ = "run"
+    __table_args__ = (Index("ix_run_status_queue", "status", "queue"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("project.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    objective: Mapped[str] = mapped_column(String(30))
+    method: Mapped[str] = mapped_column(String(30))
+    model: Mapped[str] = mapped_column(String(500))
+    dataset_id: Mapped[int | None] = mapped_column(ForeignKey("dataset.id", ondelete="SET NULL"), index=True)
+    dataset_hash: Mapped[str | None] = mapped_column(String(64))
+    # The full resolved config (defaults filled in): what reproduces the run.
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(Integer)
+    queue: Mapped[str] = mapped_column(String(50))
+    external: Mapped[bool] = mapped_column(default=False)
+
+    status: Mapped[RunStatus] = mapped_column(
+        Enum(RunStatus, native_enum=False, length=20, validate_strings=True), default=RunStatus.queued
+    )
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    queued_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    worker: Mapped[str | None] = mapped_column(String(200))
+    versions: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+
+    current_step: Mapped[int] = mapped_column(Integer, default=0)
+    total_steps: Mapped[int | None] = mapped_column(Integer)
+    progress_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Number of the last metrics flush; SSE event ids are these sequence numbers.
+    metric_seq: Mapped[int] = mapped_column(Integer, default=0)
+
+    trainable_params: Mapped[int | None] = mapped_column(BigInteger)
+    total_params: Mapped[int | None] = mapped_column(BigInteger)
+    peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    wall_time_s: Mapped[float | None] = mapped_column(Double)
+    tokens_per_second: Mapped[float | None] = mapped_column(Double)
+    final_eval_loss: Mapped[float | None] = mapped_column(Double)
+    best_eval_loss: Mapped[float | None] = mapped_column(Double)
+
+    @property
+    def trainable_percent(self) -> float | None:
+        if not self.trainable_params or not self.total_params:
+            return None
+        return 100.0 * self.trainable_params / self.total_params

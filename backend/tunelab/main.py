@@ -1,0 +1,44 @@
+"""App factory: routers, the one error shape, and the built SPA."""
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tunelab import __version__
+from tunelab.api.routes import datasets, health, methods, metrics, models, runs
+from tunelab.core.errors import AppError, error_payload
+
+
+def _field_path(loc: tuple) -> str:
+    # ("body", "params", "learning_rate") -> "params.learning_rate"; the transport part says nothing to a user.
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts)
+
+
+def _validation_details(errors: list[dict]) -> list[dict]:
+    return [{"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", ""), "type": e.get("type")} for e in errors]
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs")
+
+    @app.exception_handler(AppError)
+    async def _app_error(_: Request, exc: AppError) -> JSONResponse:
+        return JSONResponse(error_payload(exc.code, exc.message, exc.details), status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = _validation_details(exc.errors())
+        first = details[0] if details else {"field": "", "message": "invalid request"}
+        message = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
+        return JSONResponse(error_payload("VALIDATION_ERROR", message, details), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
+        return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code)
+
+    for module in (runs, metrics, datasets, models, methods, health):
+        app.include_router(module.router, prefix="/api/v1")
+    return app

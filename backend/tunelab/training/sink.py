@@ -1,0 +1,43 @@
+"""What the engine reports to, and asks about cancellation. The service layer implements it (SQL + Redis);
+tests implement it with a list. The engine never knows which."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class RunSink(Protocol):
+    def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
+        """Record metric points for one step (keys like "train/loss"); may buffer."""
+
+    def progress(self, step: int, total_steps: int) -> None:
+        """The trainer finished `step` of `total_steps`."""
+
+    def should_cancel(self) -> bool:
+        """True once a user asked the run to stop; checked at every step end, so it must be cheap."""
+
+    def set_summary(self, values: dict[str, Any]) -> None:
+        """Run-level figures: trainable_params, total_params, peak_memory_bytes, wall_time_s,
+        tokens_per_second, final_eval_loss, best_eval_loss (any subset, may be called more than once)."""
+
+    def flush(self) -> None:
+        """Write out anything buffered (called at the end of training and before returning)."""
+
+
+@dataclass
+class TrainingJob:
+    """Everything the engine needs, resolved by the caller: no database ids, only paths and values."""
+
+    objective: str  # registry name of the objective, e.g. "sft"
+    method: str  # registry name of the method, e.g. "lora"
+    model: str  # local directory, GGUF file, or Hugging Face id reachable by this worker
+    dataset_path: Path  # JSONL file
+    dataset_format: str  # "text" | "instruction" | "chat" | "preference"
+    params: dict[str, Any]  # the method's validated config, every field present
+    output_dir: Path  # the run's artifact folder; created by the caller
+
+
+@dataclass
+class TrainingResult:
+    canceled: bool
+    summary: dict[str, Any] = field(default_factory=dict)
