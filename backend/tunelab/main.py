@@ -1,5 +1,7 @@
 """App factory: routers, the one error shape, and the built SPA."""
 
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -8,6 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from tunelab import __version__
 from tunelab.api.routes import datasets, health, methods, metrics, models, runs
 from tunelab.core.errors import AppError, error_payload
+from tunelab.core.settings import get_settings
 
 
 def _field_path(loc: tuple) -> str:
@@ -20,8 +23,23 @@ def _validation_details(errors: list[dict]) -> list[dict]:
     return [{"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", ""), "type": e.get("type")} for e in errors]
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI):
+    from tunelab.api.deps import get_dispatcher
+    from tunelab.services.bootstrap import register_bundled_assets
+    from tunelab.services.reaper import start_reaper
+
+    settings = get_settings()
+    register_bundled_assets(settings)
+    dispatch = app.dependency_overrides.get(get_dispatcher, get_dispatcher)()
+    stop_reaper = start_reaper(settings, dispatch)
+    yield
+    stop_reaper.set()
+
+
 def create_app() -> FastAPI:
-    app = FastAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs")
+    app = FastAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs",
+                  lifespan=_lifespan)
 
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:

@@ -24,3 +24,13 @@ def get_db() -> Iterator[Session]:
 
 SessionDep = Annotated[Session, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_dispatcher():
+    """How a new run reaches a worker; tests and alternative queues can override this dependency."""
+    from tunelab.worker.dispatch import send_train_run
+
+    return send_train_run
+
+
+DispatcherDep = Annotated[object, Depends(get_dispatcher)]

@@ -50,3 +50,20 @@ def get_async_redis():
 
 def environ_with_redis(url: str) -> dict[str, str]:
     return {**os.environ, EMBEDDED_REDIS_ENV: url}
+
+
+def stop_embedded_redis(handle) -> None:
+    """Shut the embedded redis-server down for good, even if clients are still connected."""
+    import psutil
+
+    pid = handle.pid
+    try:
+        handle.shutdown(save=True, now=True, force=True)
+    except redis.RedisError:
+        pass  # the server closes the connection as it exits
+    try:
+        psutil.Process(pid).wait(timeout=10)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        psutil.Process(pid).kill()

@@ -47,6 +47,10 @@ class Settings(BaseSettings):
         return [q.strip() for q in self.queues.split(",") if q.strip()]
 
     @property
+    def samples_dir(self) -> Path:
+        return self.data_dir / "samples"
+
+    @property
     def embedded_redis_path(self) -> Path:
         return self.data_dir / "redis.db"
 

@@ -1,8 +1,10 @@
-"""Live notifications on Redis channel run:<id>, published only after the SQL transaction that they announce commits,
-so that a listener who reads SQL on a notification always finds the rows."""
+"""Side effects that must wait for the SQL transaction they announce: live notifications on Redis channel
+run:<id> and queue sends. A listener who reads SQL on a notification always finds the rows, and a worker
+never receives a run id before the run's row is visible."""
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import event
@@ -11,15 +13,19 @@ from sqlalchemy.orm import Session
 from tunelab.core.redis import get_redis
 
 log = logging.getLogger(__name__)
-_PENDING_KEY = "tunelab_pending_events"
+_PENDING_KEY = "tunelab_after_commit"
 
 
 def run_channel(run_id: int) -> str:
     return f"run:{run_id}"
 
 
+def call_after_commit(session: Session, callback: Callable[[], None]) -> None:
+    session.info.setdefault(_PENDING_KEY, []).append(callback)
+
+
 def publish_after_commit(session: Session, run_id: int, message: dict[str, Any]) -> None:
-    session.info.setdefault(_PENDING_KEY, []).append((run_channel(run_id), json.dumps(message)))
+    call_after_commit(session, lambda: publish_now(run_id, message))
 
 
 def publish_now(run_id: int, message: dict[str, Any]) -> None:
@@ -30,17 +36,12 @@ def publish_now(run_id: int, message: dict[str, Any]) -> None:
 
 
 @event.listens_for(Session, "after_commit")
-def _publish_pending(session: Session) -> None:
-    pending = session.info.pop(_PENDING_KEY, None)
-    if not pending:
-        return
-    try:
-        pipe = get_redis().pipeline(transaction=False)
-        for channel, payload in pending:
-            pipe.publish(channel, payload)
-        pipe.execute()
-    except Exception:  # noqa: BLE001
-        log.warning("could not publish %d live notifications", len(pending), exc_info=True)
+def _run_pending(session: Session) -> None:
+    for callback in session.info.pop(_PENDING_KEY, ()):
+        try:
+            callback()
+        except Exception:  # noqa: BLE001  (the reconciler re-sends what a lost side effect dropped)
+            log.warning("after-commit action failed", exc_info=True)
 
 
 @event.listens_for(Session, "after_rollback")

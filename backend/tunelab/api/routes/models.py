@@ -1,3 +1,33 @@
 from fastapi import APIRouter
+from pydantic import BaseModel
 
-router = APIRouter()
+from tunelab.api.deps import SettingsDep
+from tunelab.services.models import list_models
+
+router = APIRouter(tags=["models"])
+
+
+class ModelPublic(BaseModel):
+    name: str
+    title: str
+    description: str
+    source: str
+    available: bool
+    path: str | None
+    how_to_get: str | None
+
+
+class ModelsPublic(BaseModel):
+    data: list[ModelPublic]
+    count: int
+
+
+@router.get("/models", response_model=ModelsPublic)
+def read_models(settings: SettingsDep) -> ModelsPublic:
+    data = [
+        ModelPublic(name=m.name, title=m.title, description=m.description, source=m.source, available=m.available,
+                    path=str(m.path) if m.path else None,
+                    how_to_get=None if m.available or not m.make_target else f"make {m.make_target}")
+        for m in list_models(settings)
+    ]
+    return ModelsPublic(data=data, count=len(data))

@@ -1,0 +1,143 @@
+"""`tunelab up | api | worker | migrate | assets`."""
+
+import argparse
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tunelab.core.settings import get_settings
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Children of `tunelab up` get SIGTERM if `up` itself dies, so nothing is left orphaned.
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def cmd_migrate(_: argparse.Namespace) -> None:
+    from tunelab.db.migrate import upgrade
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.database_url)
+    print(f"database at head: {_redacted(settings.database_url)}")
+
+
+def cmd_assets(_: argparse.Namespace) -> None:
+    from tunelab.assets.build import build_assets
+
+    settings = get_settings()
+    build_assets(settings.models_dir, settings.samples_dir)
+    print(f"bundled models in {settings.models_dir}, sample datasets in {settings.samples_dir}")
+
+
+def cmd_api(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    settings = get_settings()
+    uvicorn.run("tunelab.main:create_app", factory=True, host=args.host or settings.host,
+                port=args.port or settings.port, log_level="info", timeout_graceful_shutdown=3)
+
+
+def cmd_worker(args: argparse.Namespace) -> None:
+    from tunelab.worker.celery_app import celery_app
+
+    settings = get_settings()
+    queues = args.queues or settings.queues
+    celery_app.worker_main([
+        "worker", "--queues", queues, "--concurrency", str(args.concurrency), "--pool", "prefork",
+        "--loglevel", "INFO", "--hostname", f"tunelab-{queues.replace(',', '-')}@%h", "--without-gossip",
+        "--without-mingle",
+    ])
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def cmd_up(args: argparse.Namespace) -> None:
+    """Everything on one machine: assets, migrations, Redis (embedded unless configured), API and one worker."""
+    settings = get_settings()
+    cmd_assets(args)
+    cmd_migrate(args)
+    embedded = None
+    redis_url = settings.redis_url
+    if not redis_url:
+        from tunelab.core.redis import start_embedded_redis, stop_embedded_redis
+
+        embedded = start_embedded_redis()
+        redis_url = f"redis+socket://{embedded.socket_file}"
+        print(f"embedded Redis at {embedded.socket_file}")
+    env = {**os.environ, "TUNELAB_REDIS_URL": redis_url, "TUNELAB_DATA_DIR": str(settings.data_dir),
+           "TUNELAB_DATABASE_URL": settings.database_url}
+    host, port = args.host or settings.host, args.port or settings.port
+    me = [sys.executable, "-m", "tunelab.cli"]
+    children = [
+        subprocess.Popen([*me, "api", "--host", host, "--port", str(port)], env=env, preexec_fn=_die_with_parent),
+        subprocess.Popen([*me, "worker", "--queues", settings.queues, "--concurrency", "1"], env=env,
+                         preexec_fn=_die_with_parent),
+    ]
+    print(f"\n  Tunelab is starting at http://{host}:{port}   (API docs: http://{host}:{port}/api/docs)\n"
+          "  Press Ctrl-C to stop.\n", flush=True)
+
+    stopping = False
+
+    def stop(*_):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while not stopping and all(child.poll() is None for child in children):
+            time.sleep(0.5)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for child in children:
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        if embedded is not None:
+            stop_embedded_redis(embedded)
+        print("Tunelab stopped.")
+    failed = [c.args[3] for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
+    if failed and not stopping:
+        sys.exit(f"stopped because a part exited: {', '.join(failed)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="tunelab", description="Launch, watch and compare LLM fine-tuning runs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start everything on this machine (embedded SQLite + Redis unless configured)")
+    api = sub.add_parser("api", help="serve the HTTP API")
+    for p in (up, api):
+        p.add_argument("--host", help="listen address (TUNELAB_HOST, default 127.0.0.1)")
+        p.add_argument("--port", type=int, help="listen port (TUNELAB_PORT, default 8000)")
+    up.set_defaults(func=cmd_up)
+    api.set_defaults(func=cmd_api)
+    worker = sub.add_parser("worker", help="run a training worker")
+    worker.add_argument("--queues", help="comma-separated queues to consume (TUNELAB_QUEUES, default cpu)")
+    worker.add_argument("--concurrency", type=int, default=1, help="runs trained at once (default 1)")
+    worker.set_defaults(func=cmd_worker)
+    sub.add_parser("migrate", help="upgrade the database schema to the latest version").set_defaults(func=cmd_migrate)
+    sub.add_parser("assets", help="build the bundled tiny model and sample datasets").set_defaults(func=cmd_assets)
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tunelab.db.models.run import RunStatus
+
+RunSortField = Literal["queued_at", "name", "status", "method", "best_eval_loss", "tokens_per_second", "wall_time_s"]
+
+
+class RunCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, max_length=200, description="Defaults to <method>-<model>-<n>")
+    objective: str = Field("sft", description="Training objective, a name from GET /methods")
+    method: str = Field(description="Fine-tuning method, a name from GET /methods")
+    model: str = Field(description="Base model: a name from GET /models, an absolute path, or a cached hub id")
+    dataset: int | None = Field(None, description="Dataset id from GET /datasets; required unless external")
+    params: dict[str, Any] = Field(default_factory=dict, description="The method's parameters (GET /methods schema)")
+    queue: str | None = Field(None, max_length=50, description="Worker queue (cpu, gpu, …); default from settings")
+    external: bool = Field(
+        False, description="A run trained outside Tunelab that only logs metrics here; it is never queued"
+    )
+
+
+class RunClone(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, max_length=200)
+    params: dict[str, Any] = Field(default_factory=dict, description="Parameters that override the source run's")
+    queue: str | None = None
+
+
+class RunProgress(BaseModel):
+    current_step: int
+    total_steps: int | None
+    percent: float | None
+    eta_seconds: float | None
+
+
+class RunPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    project_id: int
+    objective: str
+    method: str
+    model: str
+    dataset_id: int | None
+    dataset_hash: str | None
+    config: dict[str, Any]
+    seed: int
+    queue: str
+    external: bool
+    status: RunStatus
+    status_reason: str | None
+    cancel_requested: bool
+    queued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    worker: str | None
+    versions: dict[str, str]
+    progress: RunProgress
+    queue_position: int | None = Field(None, description="1 = next to start; only while queued")
+    trainable_params: int | None
+    total_params: int | None
+    trainable_percent: float | None
+    peak_memory_bytes: int | None
+    wall_time_s: float | None
+    tokens_per_second: float | None
+    final_eval_loss: float | None
+    best_eval_loss: float | None
+    latest_train_loss: float | None = None
+
+
+class RunsPublic(BaseModel):
+    data: list[RunPublic]
+    count: int
+    next_cursor: str | None
+
+
+class RunLogPublic(BaseModel):
+    text: str
+    offset: int = Field(description="Byte offset of the first byte returned")
+    next_offset: int = Field(description="Pass as offset to read what follows")
+    size: int
+
+
+class ArtifactPublic(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    path: str
+    kind: str
+    size_bytes: int
+    created_at: datetime
+    download_url: str
+
+
+class ArtifactsPublic(BaseModel):
+    data: list[ArtifactPublic]
+    count: int

@@ -1,0 +1,90 @@
+"""Which base models a run may use: the bundled ones, downloaded ones, configured ones, and any local path.
+
+A Hugging Face id is accepted when it is already in the local Hugging Face cache (the worker trains offline)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tunelab.core.errors import AppError
+from tunelab.core.settings import Settings
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    title: str
+    description: str
+    source: str  # "bundled" | "package" | "configured"
+    path: Path | None
+    make_target: str | None = None  # how to make it available when it is not
+
+    @property
+    def available(self) -> bool:
+        return self.path is not None and self.path.exists()
+
+
+def _catalog_entries(settings: Settings) -> list[ModelEntry]:
+    from tunelab.assets.catalog import BUNDLED_MODELS
+
+    return [
+        ModelEntry(
+            name=m.name,
+            title=m.title,
+            description=m.description,
+            source=m.source,
+            path=settings.models_dir / m.relative_path,
+            make_target=m.make_target,
+        )
+        for m in BUNDLED_MODELS
+    ]
+
+
+def list_models(settings: Settings) -> list[ModelEntry]:
+    entries = _catalog_entries(settings)
+    for extra in filter(None, (m.strip() for m in settings.extra_models.split(","))):
+        path = Path(extra).expanduser()
+        entries.append(
+            ModelEntry(
+                name=extra,
+                title=extra,
+                description="Configured with TUNELAB_EXTRA_MODELS",
+                source="configured",
+                path=path if path.exists() else _hub_cache_path(extra),
+            )
+        )
+    return entries
+
+
+def _hub_cache_path(model_id: str) -> Path | None:
+    """The local snapshot of a hub model id, if one is cached; never downloads."""
+    if "/" not in model_id or model_id.startswith(("/", ".")):
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(model_id, local_files_only=True))
+    except Exception:  # noqa: BLE001  (any miss means "not cached here")
+        return None
+
+
+def resolve_model_path(settings: Settings, model: str) -> Path:
+    """The local path a worker loads `model` from, or MODEL_NOT_FOUND naming the field."""
+    for entry in list_models(settings):
+        if entry.name == model:
+            if entry.available:
+                return entry.path
+            hint = f" Run `make {entry.make_target}` to fetch it." if entry.make_target else ""
+            raise AppError("MODEL_NOT_FOUND", f"model: {model!r} is not available on this server.{hint}",
+                           {"field": "model"})
+    path = Path(model).expanduser()
+    if path.is_absolute() and path.exists():
+        return path
+    cached = _hub_cache_path(model)
+    if cached is not None:
+        return cached
+    raise AppError(
+        "MODEL_NOT_FOUND",
+        f"model: unknown model {model!r}; use a name from GET /api/v1/models, an absolute local path, "
+        "or a Hugging Face id already in the local cache",
+        {"field": "model"},
+    )

@@ -1,0 +1,38 @@
+"""Which workers are alive and which queues they consume: each worker refreshes a short-lived Redis key."""
+
+import json
+import threading
+import time
+
+from tunelab.core.redis import get_redis
+
+PRESENCE_PREFIX = "tunelab:worker:"
+PRESENCE_TTL_S = 30
+PRESENCE_EVERY_S = 10
+
+
+def announce(name: str, queues: list[str]) -> None:
+    payload = json.dumps({"name": name, "queues": queues, "seen_at": time.time()})
+    get_redis().set(PRESENCE_PREFIX + name, payload, ex=PRESENCE_TTL_S)
+
+
+def keep_announcing(name: str, queues: list[str], stop: threading.Event) -> threading.Thread:
+    def loop() -> None:
+        while True:
+            try:
+                announce(name, queues)
+            except Exception:  # noqa: BLE001  (Redis away for a moment; the key simply expires)
+                pass
+            if stop.wait(PRESENCE_EVERY_S):
+                return
+
+    thread = threading.Thread(target=loop, name="worker-presence", daemon=True)
+    thread.start()
+    return thread
+
+
+def list_workers() -> list[dict]:
+    redis = get_redis()
+    keys = list(redis.scan_iter(PRESENCE_PREFIX + "*", count=100))
+    values = redis.mget(keys) if keys else []
+    return [json.loads(v) for v in values if v]

@@ -1,0 +1,27 @@
+"""The one task. Thin: an id in, one service call."""
+
+import threading
+
+from celery.signals import worker_ready, worker_shutdown
+
+from tunelab.services import workers
+from tunelab.services.execution import execute_run
+from tunelab.worker.celery_app import TRAIN_RUN_TASK, celery_app
+
+_presence_stop = threading.Event()
+
+
+@celery_app.task(name=TRAIN_RUN_TASK)
+def train_run(run_id: int) -> None:
+    execute_run(run_id)
+
+
+@worker_ready.connect
+def _announce(sender, **_):
+    queues = [q.name for q in sender.app.amqp.queues.consume_from.values()] if sender.app.amqp.queues else []
+    workers.keep_announcing(sender.hostname, queues, _presence_stop)
+
+
+@worker_shutdown.connect
+def _withdraw(**_):
+    _presence_stop.set()
