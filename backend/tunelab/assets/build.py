@@ -1,0 +1,165 @@
+"""Generate the bundled tiny model and sample dataset, reproducibly and offline.
+
+Usage: python -m tunelab.assets.build MODELS_DIR SAMPLES_DIR
+"""
+
+import json
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TINY_MODEL_NAME = "tunelab-tiny"
+SAMPLE_DATASET_FILE = "tiny-tasks.jsonl"
+ASSET_SEED = 1234
+
+# The assistant turn sits inside {% generation %} so TRL's assistant_only_loss can find it; the eos token is inside
+# too, so the model learns to stop. A prompt rendered with add_generation_prompt is a prefix of the full chat.
+CHAT_TEMPLATE = (
+    "{{ bos_token }}"
+    "{% for message in messages %}"
+    "{% if message['role'] == 'assistant' %}"
+    "<|assistant|>\n{% generation %}{{ message['content'] }}{{ eos_token }}{% endgeneration %}"
+    "{% else %}"
+    "<|{{ message['role'] }}|>\n{{ message['content'] }}\n"
+    "{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]
+
+WORDS = (
+    "apple river stone cloud green tiger paper music light water bread chair table window garden winter "
+    "summer orange silver planet rocket forest castle dragon pencil yellow purple market bridge candle "
+    "mirror garlic lemon spider butter carpet dinner farmer hammer island jacket kitten ladder monkey "
+    "needle ocean pepper rabbit salad tomato violin wallet zebra anchor basket coffee"
+).split()
+
+
+@dataclass(frozen=True)
+class AssetDescriptor:
+    name: str
+    path: str  # relative to the models or samples directory
+    description: str
+
+
+BUNDLED_MODELS = [
+    AssetDescriptor(
+        name=TINY_MODEL_NAME,
+        path=TINY_MODEL_NAME,
+        description="Randomly initialised 4-layer Llama (~0.4M parameters) with a tokenizer trained on the sample "
+        "dataset; trains in seconds on a CPU. For demos and tests.",
+    ),
+    AssetDescriptor(
+        name="smollm2-135m-instruct",
+        path="smollm2-135m-instruct",
+        description="SmolLM2-135M-Instruct (GGUF, dequantized at load); present after `make models`.",
+    ),
+]
+
+SAMPLE_DATASETS = [
+    AssetDescriptor(
+        name="tiny-tasks",
+        path=SAMPLE_DATASET_FILE,
+        description="600 instruction rows of small word and number tasks (uppercase, reverse word order, add, "
+        "count letters); the tiny model learns them visibly in a minute.",
+    ),
+]
+
+
+def _task_row(rng: random.Random) -> dict:
+    """One instruction example of a randomly chosen small task."""
+    task = rng.randrange(4)
+    if task == 0:
+        word = rng.choice(WORDS)
+        return {"instruction": "Write this word in capital letters.", "input": word, "output": word.upper()}
+    if task == 1:
+        words = rng.sample(WORDS, 3)
+        return {"instruction": "Reverse the order of these words.", "input": " ".join(words), "output": " ".join(reversed(words))}
+    if task == 2:
+        a, b = rng.randrange(50), rng.randrange(50)
+        return {"instruction": "Add the two numbers.", "input": f"{a} + {b}", "output": str(a + b)}
+    word = rng.choice(WORDS)
+    return {"instruction": "How many letters does this word have?", "input": word, "output": str(len(word))}
+
+
+def sample_rows(count: int = 600, seed: int = ASSET_SEED) -> list[dict]:
+    rng = random.Random(seed)
+    return [_task_row(rng) for _ in range(count)]
+
+
+def write_sample_dataset(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for row in sample_rows():
+            out.write(json.dumps(row) + "\n")
+
+
+def _training_text(dataset_path: Path) -> list[str]:
+    rows = [json.loads(line) for line in dataset_path.read_text(encoding="utf-8").splitlines()]
+    return [" ".join((row["instruction"], row["input"], row["output"])) for row in rows]
+
+
+def build_tokenizer(dataset_path: Path, vocab_size: int = 512):
+    """A byte-level BPE trained on the sample dataset, so any text encodes and the task's words are few tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(_training_text(dataset_path), trainer=trainer)
+    wrapped = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
+    )
+    wrapped.add_special_tokens({"additional_special_tokens": ["<|system|>", "<|user|>", "<|assistant|>"]})
+    wrapped.chat_template = CHAT_TEMPLATE
+    return wrapped
+
+
+def build_tiny_model(dataset_path: Path, model_dir: Path) -> None:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = build_tokenizer(dataset_path)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=192,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(ASSET_SEED)
+    model = LlamaForCausalLM(config).to(torch.float32)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+
+
+def build_assets(models_dir: Path, samples_dir: Path) -> None:
+    """Write the sample dataset and the tiny model unless they already exist."""
+    dataset_path = Path(samples_dir) / SAMPLE_DATASET_FILE
+    if not dataset_path.exists():
+        write_sample_dataset(dataset_path)
+    model_dir = Path(models_dir) / TINY_MODEL_NAME
+    if not (model_dir / "model.safetensors").exists():
+        build_tiny_model(dataset_path, model_dir)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    build_assets(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -1,0 +1,62 @@
+"""The bridge from the trainer's events to a RunSink: metrics, progress and cancellation."""
+
+import logging
+import math
+import time
+
+from transformers import TrainerCallback
+
+from tunelab.training.sink import RunSink
+
+logger = logging.getLogger("tunelab.training")
+
+# Trainer log key -> Tunelab metric key, for a training log line.
+TRAIN_KEYS = {
+    "loss": "train/loss",
+    "learning_rate": "train/learning_rate",
+    "grad_norm": "train/grad_norm",
+    "epoch": "train/epoch",
+    "mean_token_accuracy": "train/mean_token_accuracy",
+}
+
+
+class SinkCallback(TrainerCallback):
+    """Forwards train/eval metrics and progress to the sink, and stops training once the sink asks to cancel."""
+
+    def __init__(self, sink: RunSink):
+        self.sink = sink
+        self.canceled = False
+        self._last_log_time: float | None = None
+        self._last_num_tokens = 0.0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self._last_log_time = time.perf_counter()
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = logs or {}
+        values: dict[str, float] = {}
+        if "loss" in logs:
+            values.update({key: float(logs[name]) for name, key in TRAIN_KEYS.items() if name in logs})
+            # TRL logs the running count of input tokens; the rate between two logs is the throughput.
+            now = time.perf_counter()
+            num_tokens = float(logs.get("num_tokens", self._last_num_tokens))
+            elapsed = now - self._last_log_time if self._last_log_time is not None else 0.0
+            if elapsed > 0:
+                values["train/tokens_per_second"] = (num_tokens - self._last_num_tokens) / elapsed
+            self._last_log_time, self._last_num_tokens = now, num_tokens
+        if "eval_loss" in logs:
+            eval_loss = float(logs["eval_loss"])
+            values["eval/loss"] = eval_loss
+            values["eval/perplexity"] = math.exp(min(eval_loss, 700.0))  # exp overflows a float past ~709
+            if "eval_mean_token_accuracy" in logs:
+                values["eval/mean_token_accuracy"] = float(logs["eval_mean_token_accuracy"])
+        if values:
+            self.sink.log_metrics(state.global_step, values, time.time())
+            logger.info("step %d: %s", state.global_step, ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.sink.progress(state.global_step, state.max_steps)
+        if self.sink.should_cancel():
+            logger.info("cancel requested: stopping after step %d", state.global_step)
+            self.canceled = True
+            control.should_training_stop = True

@@ -1,0 +1,271 @@
+"""Run one training job with TRL, reporting to a RunSink and writing the run's artifacts.
+
+Artifacts under job.output_dir:
+  adapter/ (PEFT methods, PeftModel.save_pretrained) or model/ (full, HF format)
+  tokenizer/          the tokenizer trained with (chat template included)
+  config.json         the resolved run config: objective, method, model, dataset, params, library versions
+  trainer_log.jsonl   the trainer's log history, one entry per line
+  samples.jsonl       up to 3 eval prompts: prompt, prompt_token_ids, expected, completion (greedy),
+                      logits (first 16 of the prompt's last position, float32, trained model in eval mode)
+"""
+
+import json
+import logging
+import math
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tunelab.training.registry import MethodSpec, get_method, get_objective
+from tunelab.training.sink import RunSink, TrainingJob, TrainingResult
+
+logger = logging.getLogger("tunelab.training")
+
+SAMPLE_COUNT = 3
+SAMPLE_LOGITS = 16
+SAMPLE_NEW_TOKENS = 8
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with Path(path).open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def split_records(records: list[dict], eval_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """(train, eval): a seeded random `eval_fraction` of the records held out (at least one), both in file order."""
+    if eval_fraction <= 0 or len(records) < 2:
+        return records, []
+    eval_count = min(len(records) - 1, max(1, round(len(records) * eval_fraction)))
+    eval_indices = set(random.Random(seed).sample(range(len(records)), eval_count))
+    train = [record for i, record in enumerate(records) if i not in eval_indices]
+    held_out = [record for i, record in enumerate(records) if i in eval_indices]
+    return train, held_out
+
+
+def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: str):
+    """SFTConfig for validated TrainingParams, every setting explicit (TRL's defaults differ from transformers')."""
+    import torch
+    from trl import SFTConfig
+
+    if params.precision != "fp32" and not torch.cuda.is_available():
+        raise ValueError(f"precision {params.precision} needs a CUDA GPU; use fp32 on CPU")
+    return SFTConfig(
+        output_dir=str(output_dir),
+        max_steps=params.max_steps or -1,
+        num_train_epochs=params.num_train_epochs,
+        learning_rate=params.learning_rate,
+        lr_scheduler_type=params.lr_scheduler_type,
+        warmup_steps=params.warmup_ratio,  # a float below 1 is a ratio of the total steps
+        per_device_train_batch_size=params.per_device_train_batch_size,
+        per_device_eval_batch_size=params.per_device_train_batch_size,
+        gradient_accumulation_steps=params.gradient_accumulation_steps,
+        max_length=params.max_length,
+        weight_decay=params.weight_decay,
+        eval_strategy="steps" if has_eval else "no",
+        eval_steps=params.eval_steps,
+        eval_on_start=has_eval,  # the step-0 eval loss is the baseline runs are compared against
+        logging_steps=params.logging_steps,
+        seed=params.seed,
+        bf16=params.precision == "bf16",
+        fp16=params.precision == "fp16",
+        gradient_checkpointing=params.gradient_checkpointing,
+        use_cpu=not torch.cuda.is_available(),
+        assistant_only_loss=dataset_format == "chat",
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+    )
+
+
+def count_parameters(model) -> tuple[int, int]:
+    """(trainable, total); PEFT's own count includes virtual-token embeddings of prompt-learning methods."""
+    if hasattr(model, "get_nb_trainable_parameters"):
+        trainable, total = model.get_nb_trainable_parameters()
+        return int(trainable), int(total)
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return trainable, total
+
+
+def peak_memory_bytes() -> int:
+    """Peak GPU memory allocated by torch on CUDA; otherwise the process's peak resident set size."""
+    import torch
+
+    if torch.cuda.is_available():
+        return int(torch.cuda.max_memory_allocated())
+    max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(max_rss if sys.platform == "darwin" else max_rss * 1024)  # macOS reports bytes, Linux kilobytes
+
+
+def sample_prompt(record: dict, tokenizer) -> tuple[str, str]:
+    """(prompt text as the model sees it, expected continuation) for one SFT record."""
+    if "prompt" in record:
+        prompt = tokenizer.apply_chat_template(record["prompt"], add_generation_prompt=True, tokenize=False)
+        return prompt, record["completion"][0]["content"]
+    if "messages" in record:
+        messages = record["messages"]
+        last_answer = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
+        prompt = tokenizer.apply_chat_template(messages[:last_answer], add_generation_prompt=True, tokenize=False)
+        expected = messages[last_answer]["content"] if last_answer < len(messages) else ""
+        return prompt, expected
+    ids = tokenizer(record["text"], add_special_tokens=False)["input_ids"]
+    half = max(1, len(ids) // 2)
+    return tokenizer.decode(ids[:half]), tokenizer.decode(ids[half:])
+
+
+def write_samples(model, tokenizer, records: list[dict], path: Path) -> None:
+    """Greedy completions and last-position logits of the trained model for a few fixed eval prompts."""
+    import torch
+
+    model.eval()
+    device = next(model.parameters()).device
+    with path.open("w", encoding="utf-8") as out:
+        for record in records[:SAMPLE_COUNT]:
+            prompt, expected = sample_prompt(record, tokenizer)
+            prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            input_ids = torch.tensor([prompt_ids], device=device)
+            attention_mask = torch.ones_like(input_ids)
+            with torch.no_grad():
+                logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[0, -1, :SAMPLE_LOGITS]
+                generated = model.generate(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    max_new_tokens=SAMPLE_NEW_TOKENS,
+                    do_sample=False,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            # Prompt-learning PEFT models return only the new tokens; the others return prompt + new tokens.
+            new_ids = generated[0, len(prompt_ids) :] if generated.shape[1] > SAMPLE_NEW_TOKENS else generated[0]
+            sample = {
+                "prompt": prompt,
+                "prompt_token_ids": prompt_ids,
+                "expected": expected,
+                "completion": tokenizer.decode(new_ids, skip_special_tokens=True),
+                "logits": logits.float().cpu().tolist(),
+            }
+            out.write(json.dumps(sample) + "\n")
+
+
+def library_versions() -> dict[str, str]:
+    import peft
+    import torch
+    import transformers
+    import trl
+
+    return {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__, "trl": trl.__version__}
+
+
+def check_job(job: TrainingJob, method: MethodSpec) -> None:
+    """Raise a ValueError naming the mismatch when the objective cannot take this method or dataset format."""
+    objective = get_objective(job.objective)
+    if job.objective not in method.objectives:
+        raise ValueError(f"method {method.name!r} does not support objective {job.objective!r}")
+    if job.dataset_format not in objective.dataset_formats:
+        raise ValueError(
+            f"the {job.objective!r} objective takes {', '.join(objective.dataset_formats)} datasets, "
+            f"not {job.dataset_format!r}"
+        )
+
+
+def run_training(job: TrainingJob, sink: RunSink) -> TrainingResult:
+    """Train `job` to completion or cancellation; write artifacts and report to `sink`. Errors propagate."""
+    try:
+        return _run(job, sink)
+    finally:
+        sink.flush()
+
+
+def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
+    import torch
+    from datasets import Dataset
+    from transformers import PrinterCallback
+    from trl import SFTTrainer
+
+    from tunelab.training.callbacks import SinkCallback
+    from tunelab.training.models import load_model_and_tokenizer
+
+    started = time.perf_counter()
+    method = get_method(job.method)
+    check_job(job, method)
+    params = method.params_model.model_validate(job.params)
+    output_dir = Path(job.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+
+    records = get_objective(job.objective).convert_rows(read_jsonl(job.dataset_path), job.dataset_format)
+    train_records, eval_records = split_records(records, params.eval_split, params.seed)
+    if not train_records:
+        raise ValueError(f"dataset {job.dataset_path} has no rows to train on")
+    run_config = {
+        "objective": job.objective,
+        "method": job.method,
+        "model": job.model,
+        "dataset_path": str(job.dataset_path),
+        "dataset_format": job.dataset_format,
+        "train_examples": len(train_records),
+        "eval_examples": len(eval_records),
+        "params": params.model_dump(mode="json"),
+        "versions": library_versions(),
+    }
+    (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
+    logger.info("training %s/%s on %s: %s", job.objective, job.method, job.model, run_config["params"])
+
+    model, tokenizer = load_model_and_tokenizer(job.model)
+    tokenizer_dir = output_dir / "tokenizer"
+    tokenizer.save_pretrained(tokenizer_dir)
+    peft_config = method.build_peft_config(params, str(tokenizer_dir)) if method.peft else None
+    callback = SinkCallback(sink)
+    trainer = SFTTrainer(
+        model=model,
+        args=build_sft_config(params, output_dir / "checkpoints", bool(eval_records), job.dataset_format),
+        train_dataset=Dataset.from_list(train_records),
+        eval_dataset=Dataset.from_list(eval_records) if eval_records else None,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=[callback],
+    )
+    # With tqdm off the trainer prints every log dict to stdout; the callback already logs them through `logger`.
+    trainer.remove_callback(PrinterCallback)
+    train_output = trainer.train()
+
+    history = trainer.state.log_history
+    evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
+    if eval_records and not evaluated_last_step:
+        trainer.evaluate()
+
+    model = trainer.model
+    model.save_pretrained(output_dir / ("adapter" if method.peft else "model"))
+    with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
+        for entry in history:
+            log_file.write(json.dumps(entry) + "\n")
+    if eval_records:
+        write_samples(model, tokenizer, eval_records, output_dir / "samples.jsonl")
+
+    summary = run_summary(model, history, train_output.metrics, time.perf_counter() - started)
+    sink.set_summary(summary)
+    logger.info("%s: %s", "canceled" if callback.canceled else "finished", summary)
+    return TrainingResult(canceled=callback.canceled, summary=summary)
+
+
+def run_summary(model, history: list[dict], train_metrics: dict, wall_time_s: float) -> dict[str, Any]:
+    trainable, total = count_parameters(model)
+    eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
+    num_tokens = max((e["num_tokens"] for e in history if "num_tokens" in e and "loss" in e), default=0)
+    train_runtime = train_metrics.get("train_runtime") or 0.0
+    summary: dict[str, Any] = {
+        "trainable_params": trainable,
+        "total_params": total,
+        "trainable_percent": 100.0 * trainable / total if total else 0.0,
+        "peak_memory_bytes": peak_memory_bytes(),
+        "wall_time_s": wall_time_s,
+        "tokens_per_second": num_tokens / train_runtime if train_runtime > 0 else 0.0,
+    }
+    if eval_losses:
+        summary["final_eval_loss"] = eval_losses[-1]
+        summary["best_eval_loss"] = min(eval_losses)
+        summary["final_eval_perplexity"] = math.exp(min(eval_losses[-1], 700.0))
+    return summary

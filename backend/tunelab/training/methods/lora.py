@@ -1,0 +1,43 @@
+"""LoRA: a trainable low-rank update B·A beside chosen frozen linear layers."""
+
+from pydantic import Field
+
+from tunelab.training.params import TrainingParams
+from tunelab.training.registry import MethodSpec, register_method
+
+
+class LoraParams(TrainingParams):
+    learning_rate: float = Field(5e-3, gt=0, le=1.0, description="Peak learning rate of AdamW")
+    r: int = Field(8, ge=1, le=1024, description="Rank of the update matrices")
+    lora_alpha: int = Field(16, ge=1, le=4096, description="Scale of the update: it is multiplied by lora_alpha / r")
+    lora_dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapter's input")
+    target_modules: list[str] | str = Field(
+        "all-linear",
+        description='Module names to adapt (e.g. ["q_proj", "v_proj"]), or "all-linear" for every linear layer '
+        "except the output head",
+    )
+
+
+def build_peft_config(params: LoraParams, tokenizer_dir: str):
+    from peft import LoraConfig, TaskType
+
+    return LoraConfig(
+        task_type=TaskType.CAUSAL_LM,
+        r=params.r,
+        lora_alpha=params.lora_alpha,
+        lora_dropout=params.lora_dropout,
+        target_modules=params.target_modules,
+    )
+
+
+register_method(
+    MethodSpec(
+        name="lora",
+        title="LoRA",
+        description="Freezes the model and learns a low-rank update on its linear layers (~0.1–1 % of the weights).",
+        params_model=LoraParams,
+        objectives=("sft",),
+        peft=True,
+        build_peft_config=build_peft_config,
+    )
+)

@@ -1,0 +1,39 @@
+"""Prefix tuning: trainable key/value vectors prepended at every attention layer."""
+
+from pydantic import Field
+
+from tunelab.training.params import TrainingParams
+from tunelab.training.registry import MethodSpec, register_method
+
+
+class PrefixParams(TrainingParams):
+    learning_rate: float = Field(1e-2, gt=0, le=1.0, description="Peak learning rate of AdamW")
+    num_virtual_tokens: int = Field(16, ge=1, le=1024, description="Length of the learned prefix, in positions")
+    prefix_projection: bool = Field(
+        False, description="Produce the prefix through a two-layer MLP (more parameters, often more stable)"
+    )
+    encoder_hidden_size: int = Field(128, ge=1, le=65536, description="Hidden size of that MLP, if used")
+
+
+def build_peft_config(params: PrefixParams, tokenizer_dir: str):
+    from peft import PrefixTuningConfig, TaskType
+
+    return PrefixTuningConfig(
+        task_type=TaskType.CAUSAL_LM,
+        num_virtual_tokens=params.num_virtual_tokens,
+        prefix_projection=params.prefix_projection,
+        encoder_hidden_size=params.encoder_hidden_size,
+    )
+
+
+register_method(
+    MethodSpec(
+        name="prefix",
+        title="Prefix tuning",
+        description="Freezes the model and learns key/value vectors prepended at every attention layer (~0.1 %).",
+        params_model=PrefixParams,
+        objectives=("sft",),
+        peft=True,
+        build_peft_config=build_peft_config,
+    )
+)

@@ -1,0 +1,72 @@
+"""Load a base model and its tokenizer from a local HF directory, a GGUF file, or a Hugging Face id."""
+
+import logging
+from pathlib import Path
+
+logger = logging.getLogger("tunelab.training")
+
+# ChatML (SmolLM2, Qwen2 …) with the assistant turn inside {% generation %}, for templates TRL cannot patch itself.
+CHATML_TRAINING_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'assistant' %}"
+    "<|im_start|>assistant\n{% generation %}{{ message['content'] }}<|im_end|>{% endgeneration %}\n"
+    "{% else %}"
+    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def find_gguf(model_ref: str) -> Path | None:
+    """The GGUF file `model_ref` names: the file itself, or the only .gguf in a directory without config.json."""
+    path = Path(model_ref)
+    if path.is_file() and path.suffix == ".gguf":
+        return path
+    if path.is_dir() and not (path / "config.json").exists():
+        ggufs = sorted(path.glob("*.gguf"))
+        if len(ggufs) == 1:
+            return ggufs[0]
+        if len(ggufs) > 1:
+            raise ValueError(f"{path} holds several .gguf files; name one: {', '.join(g.name for g in ggufs)}")
+    return None
+
+
+def ensure_training_chat_template(tokenizer) -> None:
+    """Give the tokenizer a chat template whose assistant turns carry {% generation %} markers, where one is known."""
+    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
+
+    template = tokenizer.chat_template
+    if not template or has_generation_markers(template):
+        return
+    try:
+        patched = get_training_chat_template(tokenizer)
+    except ValueError:
+        patched = CHATML_TRAINING_TEMPLATE if "<|im_start|>" in template else None
+    if patched:
+        tokenizer.chat_template = patched
+    else:
+        logger.warning("chat template has no {%% generation %%} markers; chat datasets cannot train on answers only")
+
+
+def load_model_and_tokenizer(model_ref: str):
+    """(model in float32, tokenizer with a training chat template) for a directory, GGUF file or hub id."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+    gguf_path = find_gguf(model_ref)
+    if gguf_path is not None:
+        # dequantize=True: training needs dense weights; the quantized GGUF blocks are not trainable.
+        source = str(gguf_path.parent)
+        tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=gguf_path.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            source,
+            gguf_file=gguf_path.name,
+            quantization_config=GgufConfig(dequantize=True),
+            dtype=torch.float32,
+        )
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(model_ref)
+        model = AutoModelForCausalLM.from_pretrained(model_ref, dtype=torch.float32)
+    ensure_training_chat_template(tokenizer)
+    return model, tokenizer
