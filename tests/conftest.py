@@ -21,6 +21,14 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Private queue and Redis namespace: several test sessions (and a developer's own Tunelab) may share one Redis.
+SESSION_TAG = uuid.uuid4().hex[:8]
+os.environ["TUNELAB_REDIS_NAMESPACE"] = f"tunelab-test-{SESSION_TAG}"
+os.environ["TUNELAB_QUEUES"] = os.environ["TUNELAB_DEFAULT_QUEUE"] = f"test-{SESSION_TAG}"
+# Short enough that a killed worker is noticed within a test, long enough for a busy 2-core machine.
+os.environ["TUNELAB_HEARTBEAT_INTERVAL_S"] = "1"
+os.environ["TUNELAB_HEARTBEAT_TIMEOUT_S"] = "8"
+os.environ["TUNELAB_REAPER_INTERVAL_S"] = "1"
 
 
 def _redis_available(url: str) -> bool:
@@ -94,7 +102,7 @@ def redis_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def app(migrated_db):
+def app(migrated_db, assets):
     from tunelab.main import create_app
 
     return create_app()
@@ -116,3 +124,137 @@ def db_session(migrated_db):
     yield session
     session.rollback()
     session.close()
+
+
+@pytest.fixture(scope="session")
+def assets(settings):
+    """The bundled tiny model and sample datasets, built once per session by the project's own builder."""
+    from tunelab.assets.build import build_assets
+
+    build_assets(settings.models_dir, settings.samples_dir)
+    return settings
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):
+    """Poll until predicate() is truthy and return its value; fail after `timeout` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {message}")
+        time.sleep(interval)
+
+
+class WorkerProcess:
+    """A real `tunelab worker` process (Celery, prefork) for this test session's queue."""
+
+    def __init__(self, log_path: Path, queues: str | None = None):
+        import subprocess
+        import sys
+
+        self.log_path = log_path
+        self._log = log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tunelab.cli", "worker", "--concurrency", "1",
+             *(["--queues", queues] if queues else [])],
+            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        wait_for(lambda: b"ready." in self.log_path.read_bytes() or self.proc.poll() is not None, timeout,
+                 message="the worker to start")
+        assert self.proc.poll() is None, self.log_path.read_text()[-3000:]
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group: the main process and its training child."""
+        import os
+        import signal
+
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        import os
+        import signal
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except Exception:  # noqa: BLE001
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def start_worker(migrated_db, assets, redis_url, data_dir):
+    started: list[WorkerProcess] = []
+
+    def start(queues: str | None = None) -> WorkerProcess:
+        worker = WorkerProcess(data_dir / f"worker-{len(started)}.log", queues)
+        started.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture(scope="session")
+def worker(start_worker) -> WorkerProcess:
+    """One worker shared by the tests that only need runs to be trained."""
+    return start_worker()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def api_server(migrated_db, assets, redis_url, data_dir):
+    """The real API (`tunelab api`, uvicorn) on a free loopback port; yields its base URL."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    port = _free_port()
+    log_path = data_dir / "api.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "tunelab.cli", "api", "--port", str(port)], stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+
+    def healthy():
+        if proc.poll() is not None:
+            raise AssertionError(log_path.read_text()[-3000:])
+        try:
+            return httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(healthy, 60, 0.25, "the API to start")
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture
+def api(api_server):
+    import httpx
+
+    with httpx.Client(base_url=api_server + "/api/v1", timeout=30) as http:
+        yield http
