@@ -2,6 +2,7 @@
 
 import argparse
 import ctypes
+import logging
 import os
 import signal
 import subprocess
@@ -49,6 +50,7 @@ def cmd_api(args: argparse.Namespace) -> None:
 def cmd_worker(args: argparse.Namespace) -> None:
     from tunelab.worker.celery_app import celery_app
 
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = get_settings()
     queues = args.queues or settings.queues
     celery_app.worker_main([

@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     metrics_flush_interval_s: float = Field(1.0, gt=0, description="Longest time a metric point waits in the buffer")
     upload_max_bytes: int = Field(200 * 1024 * 1024, gt=0, description="Largest dataset upload accepted")
     visibility_timeout_s: int = Field(7 * 24 * 3600, description="Redis visibility timeout; longer than any run")
+    redis_namespace: str = Field(
+        "tunelab", description="Prefix of Tunelab's Redis channels and keys, so installs can share one Redis"
+    )
     extra_models: str = Field("", description="Comma-separated extra model ids or paths shown in GET /models")
 
     @model_validator(mode="after")

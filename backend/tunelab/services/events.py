@@ -11,13 +11,14 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from tunelab.core.redis import get_redis
+from tunelab.core.settings import get_settings
 
 log = logging.getLogger(__name__)
 _PENDING_KEY = "tunelab_after_commit"
 
 
 def run_channel(run_id: int) -> str:
-    return f"run:{run_id}"
+    return f"{get_settings().redis_namespace}:run:{run_id}"
 
 
 def call_after_commit(session: Session, callback: Callable[[], None]) -> None:

@@ -5,15 +5,19 @@ import threading
 import time
 
 from tunelab.core.redis import get_redis
+from tunelab.core.settings import get_settings
 
-PRESENCE_PREFIX = "tunelab:worker:"
 PRESENCE_TTL_S = 30
 PRESENCE_EVERY_S = 10
 
 
+def _presence_prefix() -> str:
+    return f"{get_settings().redis_namespace}:worker:"
+
+
 def announce(name: str, queues: list[str]) -> None:
     payload = json.dumps({"name": name, "queues": queues, "seen_at": time.time()})
-    get_redis().set(PRESENCE_PREFIX + name, payload, ex=PRESENCE_TTL_S)
+    get_redis().set(_presence_prefix() + name, payload, ex=PRESENCE_TTL_S)
 
 
 def keep_announcing(name: str, queues: list[str], stop: threading.Event) -> threading.Thread:
@@ -33,6 +37,6 @@ def keep_announcing(name: str, queues: list[str], stop: threading.Event) -> thre
 
 def list_workers() -> list[dict]:
     redis = get_redis()
-    keys = list(redis.scan_iter(PRESENCE_PREFIX + "*", count=100))
+    keys = list(redis.scan_iter(_presence_prefix() + "*", count=100))
     values = redis.mget(keys) if keys else []
     return [json.loads(v) for v in values if v]

@@ -1,0 +1,114 @@
+"""Bad input to POST /runs gets a 4xx in the one error shape, naming the field, and leaves nothing behind."""
+
+import pytest
+from sqlalchemy import func, select
+
+from tunelab.db.models import Run
+
+
+@pytest.fixture
+def sample_id(client) -> int:
+    return next(d["id"] for d in client.get("/api/v1/datasets").json()["data"] if d["bundled"])
+
+
+def _run_count(db_session) -> int:
+    db_session.rollback()
+    return db_session.scalar(select(func.count(Run.id)))
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "field"),
+    [
+        ({"method": "telepathy"}, "METHOD_NOT_FOUND", "method"),
+        ({"objective": "astrology"}, "OBJECTIVE_NOT_FOUND", "objective"),
+        ({"params": {"learning_rate": 5.0}}, "VALIDATION_ERROR", "params.learning_rate"),
+        ({"params": {"max_steps": -3}}, "VALIDATION_ERROR", "params.max_steps"),
+        ({"params": {"no_such_knob": 1}}, "VALIDATION_ERROR", "params.no_such_knob"),
+        ({"model": "no-such-org/no-such-model"}, "MODEL_NOT_FOUND", "model"),
+        ({"dataset": 987654}, "DATASET_NOT_FOUND", "dataset"),
+    ],
+)
+def test_bad_run_request_is_refused_and_writes_nothing(client, db_session, assets, sample_id, change, code, field):
+    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_id, **change}
+    before = _run_count(db_session)
+    response = client.post("/api/v1/runs", json=body)
+    assert 400 <= response.status_code < 500
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert field in error["message"]
+    assert _run_count(db_session) == before
+
+
+def test_unknown_run_is_404_in_error_shape(client):
+    response = client.get("/api/v1/runs/424242")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "RUN_NOT_FOUND"
+
+
+def test_run_list_filters_sorts_and_pages(client, assets, sample_id):
+    created = []
+    for i in range(5):
+        body = {"name": f"page-{i}", "method": "lora", "model": "tunelab-tiny", "dataset": sample_id,
+                "queue": "nobody-listens"}
+        created.append(client.post("/api/v1/runs", json=body).json()["id"])
+    page = client.get("/api/v1/runs", params={"q": "page-", "limit": 2, "sort": "name", "order": "asc"}).json()
+    assert [r["name"] for r in page["data"]] == ["page-0", "page-1"]
+    assert page["count"] == 5
+    second = client.get("/api/v1/runs", params={"q": "page-", "limit": 2, "sort": "name", "order": "asc",
+                                                "cursor": page["next_cursor"]}).json()
+    assert [r["name"] for r in second["data"]] == ["page-2", "page-3"]
+    queued = client.get("/api/v1/runs", params={"status": "queued", "method": "lora", "q": "page-"}).json()
+    assert queued["count"] == 5
+    positions = [client.get(f"/api/v1/runs/{i}").json()["queue_position"] for i in created]
+    assert positions == sorted(positions) and len(set(positions)) == 5
+    for run_id in created:
+        client.post(f"/api/v1/runs/{run_id}/cancel")
+    assert client.get("/api/v1/runs", params={"q": "page-", "status": "canceled"}).json()["count"] == 5
+    response = client.get("/api/v1/runs", params={"cursor": "garbage!"})
+    assert response.status_code == 400 and response.json()["error"]["code"] == "INVALID_CURSOR"
+
+
+def test_clone_overrides_params_and_delete_removes_artifacts(client, assets, sample_id, settings):
+    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_id, "queue": "nobody-listens",
+            "params": {"learning_rate": 0.001}}
+    source = client.post("/api/v1/runs", json=body).json()
+    clone = client.post(f"/api/v1/runs/{source['id']}/clone", json={"params": {"learning_rate": 0.0005}}).json()
+    assert clone["config"]["params"]["learning_rate"] == 0.0005
+    assert clone["config"]["params"]["lora_alpha"] == source["config"]["params"]["lora_alpha"]
+    assert client.delete(f"/api/v1/runs/{source['id']}").json()["error"]["code"] == "RUN_NOT_FINISHED"
+    client.post(f"/api/v1/runs/{source['id']}/cancel")
+    folder = settings.artifact_dir / str(source["id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "stray.txt").write_text("x")
+    assert client.delete(f"/api/v1/runs/{source['id']}").status_code == 204
+    assert not folder.exists()
+    assert client.get(f"/api/v1/runs/{source['id']}").status_code == 404
+
+
+def test_artifact_download_cannot_escape_the_run_folder(client, assets, sample_id):
+    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_id, "queue": "nobody-listens"}
+    run = client.post("/api/v1/runs", json=body).json()
+    for path in ("../../tunelab.db", "..%2F..%2Ftunelab.db", "/etc/passwd"):
+        response = client.get(f"/api/v1/runs/{run['id']}/artifacts/{path}")
+        assert response.status_code in (400, 404)
+        assert "error" in response.json()
+
+
+def test_methods_publish_schemas_with_bounds(client):
+    methods = client.get("/api/v1/methods").json()
+    lora = next(m for m in methods["methods"] if m["name"] == "lora")
+    props = lora["params_schema"]["properties"]
+    assert "description" in props["learning_rate"] and "r" in props
+    assert any(o["name"] == "sft" for o in methods["objectives"])
+    assert lora["defaults"]["seed"] == props["seed"]["default"]
+
+
+def test_models_lists_bundled_model_as_available(client, assets):
+    models = {m["name"]: m for m in client.get("/api/v1/models").json()["data"]}
+    assert models["tunelab-tiny"]["available"] is True
+
+
+def test_openapi_declares_error_responses(client):
+    spec = client.get("/api/v1/openapi.json").json()
+    create = spec["paths"]["/api/v1/runs"]["post"]["responses"]
+    assert "422" in create and "ErrorResponse" in str(create["422"])

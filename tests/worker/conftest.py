@@ -1,0 +1,29 @@
+import pytest
+
+from tests.conftest import wait_for
+
+TINY_MODEL = "tunelab-tiny"
+FINISHED = {"succeeded", "failed", "canceled"}
+
+
+@pytest.fixture
+def sample_dataset(api) -> dict:
+    datasets = api.get("/datasets").json()["data"]
+    bundled = [d for d in datasets if d.get("bundled")]
+    assert bundled, f"no bundled sample dataset registered: {datasets}"
+    return bundled[0]
+
+
+def launch(api, method: str, dataset_id: int, **params) -> dict:
+    body = {"method": method, "model": TINY_MODEL, "dataset": dataset_id, "params": params}
+    response = api.post("/runs", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def wait_finished(api, run_id: int, timeout: float = 240) -> dict:
+    def finished():
+        run = api.get(f"/runs/{run_id}").json()
+        return run if run["status"] in FINISHED else None
+
+    return wait_for(finished, timeout, 0.25, f"run {run_id} to finish")
