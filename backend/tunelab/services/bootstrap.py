@@ -9,11 +9,11 @@ log = logging.getLogger(__name__)
 
 
 def register_bundled_assets(settings: Settings) -> None:
-    from tunelab.assets.catalog import SAMPLE_DATASETS
+    from tunelab.assets.build import SAMPLE_DATASETS
     from tunelab.services.datasets import register_bundled_dataset
 
     for sample in SAMPLE_DATASETS:
-        path = settings.samples_dir / sample.relative_path
+        path = settings.samples_dir / sample.path
         if not path.exists():
             log.info("sample dataset %s not built yet (run `tunelab assets`)", sample.name)
             continue

@@ -24,15 +24,15 @@ class ModelEntry:
 
 
 def _catalog_entries(settings: Settings) -> list[ModelEntry]:
-    from tunelab.assets.catalog import BUNDLED_MODELS
+    from tunelab.assets.build import BUNDLED_MODELS
 
     return [
         ModelEntry(
             name=m.name,
             title=m.title,
             description=m.description,
-            source=m.source,
-            path=settings.models_dir / m.relative_path,
+            source="bundled" if m.make_target is None else "package",
+            path=settings.models_dir / m.path,
             make_target=m.make_target,
         )
         for m in BUNDLED_MODELS
