@@ -47,7 +47,7 @@ BUNDLED_MODELS = [
     AssetDescriptor(
         name=TINY_MODEL_NAME,
         path=TINY_MODEL_NAME,
-        description="Randomly initialised 4-layer Llama (~0.4M parameters) with a tokenizer trained on the sample "
+        description="Randomly initialised 4-layer Llama (~0.26M parameters) with a tokenizer trained on the sample "
         "dataset; trains in seconds on a CPU. For demos and tests.",
     ),
     AssetDescriptor(

@@ -71,7 +71,7 @@ def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: s
         seed=params.seed,
         bf16=params.precision == "bf16",
         fp16=params.precision == "fp16",
-        gradient_checkpointing=params.gradient_checkpointing,
+        activation_checkpointing=params.gradient_checkpointing,  # the new name; TRL defaults the old one to True
         use_cpu=not torch.cuda.is_available(),
         assistant_only_loss=dataset_format == "chat",
         save_strategy="no",

@@ -1,0 +1,80 @@
+"""The reference: the same SFT run written as a plain TRL script, without any Tunelab engine code.
+
+Tunelab's engine must reproduce these per-step losses; the end-to-end worker test reuses this function.
+"""
+
+import json
+import random
+from pathlib import Path
+
+
+def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: str = "full") -> list[float]:
+    """Per-step train losses of plain SFTTrainer on an instruction JSONL, for resolved params of "full" or "lora"."""
+    import torch
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    rows = [json.loads(line) for line in Path(dataset_path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = []
+    for row in rows:
+        user_turn = row["instruction"] + ("\n\n" + row["input"] if row.get("input") else "")
+        records.append(
+            {
+                "prompt": [{"role": "user", "content": user_turn}],
+                "completion": [{"role": "assistant", "content": row["output"]}],
+            }
+        )
+
+    eval_count = min(len(records) - 1, max(1, round(len(records) * params["eval_split"]))) if params["eval_split"] else 0
+    eval_indices = set(random.Random(params["seed"]).sample(range(len(records)), eval_count))
+    train_records = [r for i, r in enumerate(records) if i not in eval_indices]
+    eval_records = [r for i, r in enumerate(records) if i in eval_indices]
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    peft_config = None
+    if method == "lora":
+        peft_config = LoraConfig(
+            task_type="CAUSAL_LM",
+            r=params["r"],
+            lora_alpha=params["lora_alpha"],
+            lora_dropout=params["lora_dropout"],
+            target_modules=params["target_modules"],
+        )
+
+    args = SFTConfig(
+        output_dir=str(output_dir),
+        max_steps=params["max_steps"] or -1,
+        num_train_epochs=params["num_train_epochs"],
+        learning_rate=params["learning_rate"],
+        lr_scheduler_type=params["lr_scheduler_type"],
+        warmup_steps=params["warmup_ratio"],
+        per_device_train_batch_size=params["per_device_train_batch_size"],
+        per_device_eval_batch_size=params["per_device_train_batch_size"],
+        gradient_accumulation_steps=params["gradient_accumulation_steps"],
+        max_length=params["max_length"],
+        weight_decay=params["weight_decay"],
+        eval_strategy="steps" if eval_records else "no",
+        eval_steps=params["eval_steps"],
+        eval_on_start=bool(eval_records),
+        logging_steps=params["logging_steps"],
+        seed=params["seed"],
+        bf16=False,
+        activation_checkpointing=params["gradient_checkpointing"],
+        use_cpu=not torch.cuda.is_available(),
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(train_records),
+        eval_dataset=Dataset.from_list(eval_records) if eval_records else None,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
+    trainer.train()
+    return [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]

@@ -1,0 +1,115 @@
+"""Fixtures for the training engine: offline assets built once per session, a sink that records into lists."""
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+from tunelab.assets.build import SAMPLE_DATASET_FILE, TINY_MODEL_NAME, build_assets  # noqa: E402
+from tunelab.training.engine import run_training  # noqa: E402
+from tunelab.training.registry import resolve_params  # noqa: E402
+from tunelab.training.sink import TrainingJob, TrainingResult  # noqa: E402
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config, items):
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if HERE in Path(item.path).parents and "requires_gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@dataclass
+class RecordingSink:
+    """A RunSink that keeps everything in lists; `cancel_after_step` makes should_cancel turn True after that step."""
+
+    cancel_after_step: int | None = None
+    metrics: list[tuple[int, dict[str, float], float]] = field(default_factory=list)
+    progress_calls: list[tuple[int, int]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    flushes: int = 0
+
+    def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
+        self.metrics.append((step, dict(values), wall_time))
+
+    def progress(self, step: int, total_steps: int) -> None:
+        self.progress_calls.append((step, total_steps))
+
+    def should_cancel(self) -> bool:
+        last_step = self.progress_calls[-1][0] if self.progress_calls else 0
+        return self.cancel_after_step is not None and last_step >= self.cancel_after_step
+
+    def set_summary(self, values: dict[str, Any]) -> None:
+        self.summary.update(values)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def series(self, key: str) -> list[tuple[int, float]]:
+        """(step, value) of one metric key, in logging order."""
+        return [(step, values[key]) for step, values, _ in self.metrics if key in values]
+
+
+@dataclass(frozen=True)
+class Assets:
+    models_dir: Path
+    samples_dir: Path
+
+    @property
+    def tiny_model(self) -> Path:
+        return self.models_dir / TINY_MODEL_NAME
+
+    @property
+    def sample_dataset(self) -> Path:
+        return self.samples_dir / SAMPLE_DATASET_FILE
+
+
+@pytest.fixture(scope="session")
+def assets(tmp_path_factory) -> Assets:
+    root = tmp_path_factory.mktemp("assets")
+    built = Assets(root / "models", root / "samples")
+    build_assets(built.models_dir, built.samples_dir)
+    return built
+
+
+@pytest.fixture
+def train(assets, tmp_path):
+    """Run the engine on the tiny model: train(method, dataset_format=..., dataset_path=..., sink=..., **params)."""
+
+    def _train(
+        method: str,
+        *,
+        sink: RecordingSink | None = None,
+        dataset_path: Path | None = None,
+        dataset_format: str = "instruction",
+        model: Path | None = None,
+        **params: Any,
+    ) -> tuple[TrainingResult, RecordingSink, TrainingJob]:
+        sink = sink or RecordingSink()
+        job = TrainingJob(
+            objective="sft",
+            method=method,
+            model=str(model or assets.tiny_model),
+            dataset_path=dataset_path or assets.sample_dataset,
+            dataset_format=dataset_format,
+            params=resolve_params(method, params),
+            output_dir=tmp_path / f"run-{method}",
+        )
+        job.output_dir.mkdir()
+        return run_training(job, sink), sink, job
+
+    return _train
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,128 @@
+"""The engine on the bundled tiny model: metrics, artifacts, summary, and that saved results reload exactly."""
+
+import json
+
+import pytest
+import torch
+
+from .conftest import read_jsonl
+
+TRAIN_KEYS = {
+    "train/loss",
+    "train/learning_rate",
+    "train/grad_norm",
+    "train/tokens_per_second",
+    "train/epoch",
+    "train/mean_token_accuracy",
+}
+SUMMARY_KEYS = {
+    "trainable_params",
+    "total_params",
+    "peak_memory_bytes",
+    "wall_time_s",
+    "tokens_per_second",
+    "final_eval_loss",
+    "best_eval_loss",
+}
+
+
+def test_lora_trains_reports_and_its_adapter_reloads_exactly(train, assets):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    result, sink, job = train("lora", max_steps=4, eval_steps=2)
+
+    assert not result.canceled
+    assert 0 < result.summary["trainable_params"] < result.summary["total_params"]
+    assert SUMMARY_KEYS <= set(sink.summary) and sink.summary == result.summary
+    assert result.summary["peak_memory_bytes"] > 0 and result.summary["tokens_per_second"] > 0
+    train_steps = [step for step, values, _ in sink.metrics if "train/loss" in values]
+    assert train_steps == [1, 2, 3, 4]
+    assert all(TRAIN_KEYS <= set(values) for _, values, _ in sink.metrics if "train/loss" in values)
+    assert [step for step, _ in sink.series("eval/loss")] == [0, 2, 4]
+    assert all(v == pytest.approx(torch.tensor(loss).exp().item()) for (_, v), (_, loss) in
+               zip(sink.series("eval/perplexity"), sink.series("eval/loss")))
+    assert sink.progress_calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert sink.flushes >= 1
+
+    out = job.output_dir
+    assert (out / "adapter" / "adapter_config.json").exists() and not (out / "model").exists()
+    assert (out / "tokenizer" / "tokenizer.json").exists()
+    config = json.loads((out / "config.json").read_text())
+    assert config["method"] == "lora" and config["params"] == job.params and "trl" in config["versions"]
+    assert any("loss" in entry for entry in read_jsonl(out / "trainer_log.jsonl"))
+
+    samples = read_jsonl(out / "samples.jsonl")
+    assert 2 <= len(samples) <= 3
+    reloaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(assets.tiny_model), out / "adapter")
+    reloaded.eval()
+    for sample in samples:
+        assert len(sample["logits"]) == 16 and isinstance(sample["completion"], str)
+        with torch.no_grad():
+            logits = reloaded(input_ids=torch.tensor([sample["prompt_token_ids"]])).logits[0, -1, :16]
+        assert torch.allclose(logits, torch.tensor(sample["logits"]), atol=1e-5, rtol=0)
+
+
+def test_full_sft_learns_the_sample_dataset(train, assets):
+    """Default full SFT (60 steps) cuts the eval loss of the random tiny model by at least 30 %."""
+    from transformers import AutoModelForCausalLM
+
+    result, sink, job = train("full")
+
+    eval_losses = [loss for _, loss in sink.series("eval/loss")]
+    drop = 1 - eval_losses[-1] / eval_losses[0]
+    print(f"full SFT eval loss {eval_losses[0]:.3f} -> {eval_losses[-1]:.3f} ({drop:.0%} lower) "
+          f"in {result.summary['wall_time_s']:.1f} s")
+    assert drop >= 0.30
+    assert result.summary["final_eval_loss"] == eval_losses[-1]
+    assert result.summary["best_eval_loss"] == min(eval_losses)
+    assert result.summary["trainable_params"] == result.summary["total_params"]
+
+    model_dir = job.output_dir / "model"
+    assert not (job.output_dir / "adapter").exists()
+    reloaded = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    sample = read_jsonl(job.output_dir / "samples.jsonl")[0]
+    with torch.no_grad():
+        logits = reloaded(input_ids=torch.tensor([sample["prompt_token_ids"]])).logits[0, -1, :16]
+    assert torch.allclose(logits, torch.tensor(sample["logits"]), atol=1e-5, rtol=0)
+
+
+def test_cancel_stops_within_one_step_and_keeps_artifacts(train):
+    from .conftest import RecordingSink
+
+    result, sink, job = train("lora", sink=RecordingSink(cancel_after_step=3), max_steps=30)
+
+    assert result.canceled
+    assert sink.progress_calls[-1][0] <= 4
+    assert max(step for step, _ in sink.series("train/loss")) <= 4
+    assert (job.output_dir / "adapter" / "adapter_config.json").exists()
+    assert "final_eval_loss" in result.summary
+
+
+def _write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_chat_rows_train_on_the_assistant_turns(train, assets, tmp_path):
+    rows = [
+        {"messages": [{"role": "user", "content": r["instruction"] + " " + r["input"]},
+                      {"role": "assistant", "content": r["output"]}]}
+        for r in read_jsonl(assets.sample_dataset)[:40]
+    ]
+    result, sink, _ = train("lora", dataset_path=_write_jsonl(tmp_path / "chat.jsonl", rows),
+                            dataset_format="chat", max_steps=2)
+    assert len(sink.series("train/loss")) == 2 and "final_eval_loss" in result.summary
+
+
+def test_text_rows_train_on_every_token(train, assets, tmp_path):
+    rows = [{"text": f"{r['instruction']} {r['input']} {r['output']}"} for r in read_jsonl(assets.sample_dataset)[:40]]
+    result, sink, _ = train("full", dataset_path=_write_jsonl(tmp_path / "text.jsonl", rows),
+                            dataset_format="text", max_steps=2, eval_split=0)
+    assert len(sink.series("train/loss")) == 2
+    assert "final_eval_loss" not in result.summary and not sink.series("eval/loss")
+
+
+def test_unsupported_dataset_format_is_a_clear_error(train, assets):
+    with pytest.raises(ValueError, match="'sft' objective takes .* not 'preference'"):
+        train("lora", dataset_format="preference", max_steps=1)

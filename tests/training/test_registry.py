@@ -1,0 +1,77 @@
+"""The registry is the only list of methods: every config round-trips through its JSON Schema and rejects bad input."""
+
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+from tunelab.training.formats import DatasetFormat
+from tunelab.training.registry import get_method, get_objective, list_methods, list_objectives, resolve_params
+
+EXPECTED_METHODS = {"full", "lora", "prefix", "prompt", "ptuning", "ia3"}
+
+
+def test_registry_lists_every_method_and_objective():
+    assert {m.name for m in list_methods()} == EXPECTED_METHODS
+    assert "sft" in {o.name for o in list_objectives()}
+    for method in list_methods():
+        assert method.title and method.description
+        assert all(get_objective(name) for name in method.objectives)
+        assert method.peft == (method.name != "full")
+    for objective in list_objectives():
+        assert set(objective.dataset_formats) <= {f.value for f in DatasetFormat}
+
+
+@pytest.mark.parametrize("method", sorted(EXPECTED_METHODS))
+def test_schema_defaults_round_trip(method):
+    model = get_method(method).params_model
+    schema = model.model_json_schema()
+    assert schema.get("additionalProperties") is False
+    defaults = {name: prop["default"] for name, prop in schema["properties"].items() if "default" in prop}
+    assert set(defaults) == set(schema["properties"]), "every field has a default, so {} is a valid launch"
+    assert all("description" in prop for prop in schema["properties"].values())
+    assert resolve_params(method, defaults) == resolve_params(method, {})
+    assert model.model_validate(resolve_params(method, {})).model_dump(mode="json") == resolve_params(method, {})
+
+
+@pytest.mark.parametrize("method", sorted(EXPECTED_METHODS))
+@pytest.mark.parametrize(
+    "bad", [{"learning_rate": 0}, {"eval_split": 1.0}, {"per_device_train_batch_size": 0}, {"precision": "int3"}]
+)
+def test_out_of_bounds_rejected(method, bad):
+    with pytest.raises(ValidationError):
+        resolve_params(method, bad)
+
+
+@pytest.mark.parametrize("method", sorted(EXPECTED_METHODS))
+def test_unknown_field_rejected(method):
+    with pytest.raises(ValidationError, match="not_a_param"):
+        resolve_params(method, {"not_a_param": 1})
+
+
+def test_method_specific_bounds():
+    with pytest.raises(ValidationError):
+        resolve_params("lora", {"r": 0})
+    with pytest.raises(ValidationError):
+        resolve_params("prompt", {"prompt_tuning_init": "text"})
+    with pytest.raises(ValidationError):
+        resolve_params("ia3", {"target_modules": ["k_proj"], "feedforward_modules": ["down_proj"]})
+    assert resolve_params("full", {"learning_rate": 0.5})["learning_rate"] == 0.5
+
+
+def test_unknown_names_raise_key_error():
+    with pytest.raises(KeyError):
+        get_method("nope")
+    with pytest.raises(KeyError):
+        get_objective("nope")
+
+
+def test_registry_import_stays_light():
+    """The API process imports the registry to publish schemas; it must not pull in torch and friends."""
+    code = (
+        "import sys, tunelab.training.registry as r; r.list_methods(); "
+        "heavy = [m for m in ('torch', 'transformers', 'peft', 'trl', 'datasets') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
