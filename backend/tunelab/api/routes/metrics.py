@@ -1,3 +1,55 @@
-from fastapi import APIRouter
+import time
+from typing import Annotated
 
-router = APIRouter()
+from fastapi import APIRouter, Query
+
+from tunelab.api.deps import SessionDep
+from tunelab.core.errors import responses
+from tunelab.schemas.metrics import (
+    DEFAULT_MAX_POINTS,
+    MaxPoints,
+    MetricBatchIn,
+    MetricBatchPublic,
+    MetricSeriesPublic,
+    MetricsQuery,
+    MetricsQueryPublic,
+    RunMetricsPublic,
+)
+from tunelab.services import metrics as metrics_service
+from tunelab.services.downsample import SeriesData
+
+router = APIRouter(tags=["metrics"])
+
+
+def _run_metrics(run_id: int, series: dict[str, SeriesData]) -> RunMetricsPublic:
+    return RunMetricsPublic.model_construct(
+        run_id=run_id, series=[MetricSeriesPublic.from_series(key, data) for key, data in series.items()]
+    )
+
+
+@router.get("/runs/{run_id}/metrics", response_model=RunMetricsPublic, responses=responses(404, 422))
+def read_run_metrics(
+    run_id: int,
+    session: SessionDep,
+    keys: Annotated[str | None, Query(description="Comma-separated keys; every key of the run when omitted")] = None,
+    max_points: Annotated[MaxPoints, Query()] = DEFAULT_MAX_POINTS,
+) -> RunMetricsPublic:
+    key_list = [key for key in keys.split(",") if key] if keys is not None else None
+    return _run_metrics(run_id, metrics_service.read_series(session, run_id, key_list, max_points))
+
+
+@router.post("/metrics/query", response_model=MetricsQueryPublic, responses=responses(404, 422))
+def query_metrics(query: MetricsQuery, session: SessionDep) -> MetricsQueryPublic:
+    by_run = metrics_service.read_many(session, query.run_ids, query.keys, query.max_points)
+    return MetricsQueryPublic.model_construct(data=[_run_metrics(run_id, series) for run_id, series in by_run.items()])
+
+
+@router.post("/runs/{run_id}/metrics", response_model=MetricBatchPublic, responses=responses(404, 422))
+def create_run_metrics(run_id: int, batch: MetricBatchIn, session: SessionDep) -> MetricBatchPublic:
+    received_at = time.time()
+    points = [
+        (point.key, point.step, point.value, received_at if point.wall_time is None else point.wall_time)
+        for point in batch.points
+    ]
+    seq = metrics_service.ingest_points(session, run_id, points)
+    return MetricBatchPublic(seq=seq, accepted=len(points))

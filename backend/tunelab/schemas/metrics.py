@@ -1,0 +1,79 @@
+"""Metric requests and responses. Series travel in columns (one list per field), the compact shape charts consume."""
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tunelab.services.downsample import MAX_POINTS_LIMIT, SeriesData
+
+MAX_POINTS_PER_BATCH = 10_000
+MAX_RUNS_PER_QUERY = 20
+DEFAULT_MAX_POINTS = 1000
+
+MetricKey = Annotated[str, Field(min_length=1, max_length=200, description="Metric name, e.g. train/loss")]
+MaxPoints = Annotated[
+    int, Field(ge=1, le=MAX_POINTS_LIMIT, description="Most points returned per series; longer series are bucketed")
+]
+
+
+class MetricPointIn(BaseModel):
+    # Non-finite values are real in training (a diverging loss); JSON has no literal for them, so clients send
+    # the strings "NaN", "Infinity" or "-Infinity", which Pydantic accepts for floats.
+    key: MetricKey
+    step: int = Field(ge=0, description="Training step (x axis)")
+    value: float
+    wall_time: float | None = Field(None, description="Unix time in seconds; the time of receipt when omitted")
+
+
+class MetricBatchIn(BaseModel):
+    points: list[MetricPointIn] = Field(min_length=1, max_length=MAX_POINTS_PER_BATCH)
+
+
+class MetricBatchPublic(BaseModel):
+    seq: int = Field(description="Number of the flush that stored this batch; live events carry it as their id")
+    accepted: int = Field(description="Points in the batch; points already stored under the same step are kept as they were")
+
+
+class MetricSeriesPublic(BaseModel):
+    """One series in columns. When `downsampled`, each point is the last of a step range and `min`/`max` give
+    the range's extremes; otherwise every stored point is here and `min`/`max` are null. Non-finite values are null."""
+
+    # Serialising NaN/inf as null keeps the JSON valid for every client.
+    model_config = ConfigDict(ser_json_inf_nan="null")
+
+    key: str
+    count: int = Field(description="Points stored for this series")
+    downsampled: bool
+    step: list[int]
+    value: list[float]
+    wall_time: list[float]
+    min: list[float] | None
+    max: list[float] | None
+
+    @classmethod
+    def from_series(cls, key: str, series: SeriesData) -> "MetricSeriesPublic":
+        return cls.model_construct(
+            key=key,
+            count=series.count,
+            downsampled=series.downsampled,
+            step=series.step,
+            value=series.value,
+            wall_time=series.wall_time,
+            min=series.min,
+            max=series.max,
+        )
+
+
+class RunMetricsPublic(BaseModel):
+    run_id: int
+    series: list[MetricSeriesPublic]
+
+
+class MetricsQuery(BaseModel):
+    run_ids: list[int] = Field(min_length=1, max_length=MAX_RUNS_PER_QUERY)
+    keys: list[MetricKey] | None = Field(None, description="Keys to read; every key of each run when null")
+    max_points: MaxPoints = DEFAULT_MAX_POINTS
+
+
+class MetricsQueryPublic(BaseModel):
+    data: list[RunMetricsPublic]

@@ -1,0 +1,77 @@
+"""Reduce a metric series to at most N points without hiding what matters on a chart.
+
+A series longer than N is cut into N equal step ranges; each non-empty range (bucket) becomes one point that keeps
+the bucket's last point exactly (step, value, wall_time) plus the bucket's min and max value, so a loss spike is
+never averaged away and the series' last point is always exact. NaN sorts above every number, as in PostgreSQL:
+a bucket holding a NaN has a NaN max (null in JSON), its min is the smallest number.
+"""
+
+import math
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# A full-history read of a long run (10^5 points) is allowed; beyond that a chart gains nothing.
+MAX_POINTS_LIMIT = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesData:
+    """One series in columns. `min`/`max` are None when the series is exact (every stored point is returned)."""
+
+    step: list[int]
+    value: list[float]
+    wall_time: list[float]
+    min: list[float] | None
+    max: list[float] | None
+    count: int
+
+    @property
+    def downsampled(self) -> bool:
+        return self.min is not None
+
+
+def bucket_of(step: int, first_step: int, span: int, max_points: int) -> int:
+    """The bucket a step falls in; integer arithmetic so SQL and Python agree exactly."""
+    return (step - first_step) * max_points // span
+
+
+def downsample(
+    steps: Sequence[int], values: Sequence[float], wall_times: Sequence[float], max_points: int
+) -> SeriesData:
+    """Bucket a series sorted by step into at most `max_points` points; exact when it already fits."""
+    if max_points < 1:
+        raise ValueError("max_points must be at least 1")
+    count = len(steps)
+    if count <= max_points:
+        return SeriesData(list(steps), list(values), list(wall_times), None, None, count)
+
+    first_step = steps[0]
+    span = steps[-1] - first_step + 1
+    has_nan = any(map(math.isnan, values))
+    out_step: list[int] = []
+    out_value: list[float] = []
+    out_wall: list[float] = []
+    out_min: list[float] = []
+    out_max: list[float] = []
+    start = 0
+    for bucket in range(1, max_points + 1):
+        # First step of the next bucket: the smallest s with bucket_of(s) >= bucket, found by bisection so each
+        # bucket's min/max run in C over a slice instead of a Python loop over points.
+        next_first_step = first_step - (-bucket * span // max_points)
+        end = bisect_left(steps, next_first_step, start)
+        if end == start:
+            continue
+        chunk = values[start:end]
+        out_step.append(steps[end - 1])
+        out_value.append(values[end - 1])
+        out_wall.append(wall_times[end - 1])
+        if has_nan:
+            numbers = [v for v in chunk if not math.isnan(v)]
+            out_min.append(min(numbers) if numbers else math.nan)
+            out_max.append(math.nan if len(numbers) < len(chunk) else max(numbers))
+        else:
+            out_min.append(min(chunk))
+            out_max.append(max(chunk))
+        start = end
+    return SeriesData(out_step, out_value, out_wall, out_min, out_max, count)

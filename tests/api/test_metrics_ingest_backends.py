@@ -1,0 +1,123 @@
+"""The ingest and read path at the service level, on SQLite and on PostgreSQL."""
+
+import math
+
+import pytest
+from sqlalchemy.orm import Session
+
+from tunelab.db.migrate import upgrade
+from tunelab.db.models.metric import MetricSummary
+from tunelab.db.models.run import Run
+from tunelab.db.session import make_engine
+from tunelab.services import metrics
+from tunelab.services.downsample import downsample
+
+
+@pytest.fixture(scope="module")
+def migrated_pg(pg_url) -> str:
+    upgrade(pg_url)
+    return pg_url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def session(request):
+    url = request.getfixturevalue("migrated_db" if request.param == "sqlite" else "migrated_pg")
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        transaction = connection.begin()
+        with Session(bind=connection, join_transaction_mode="create_savepoint") as session:
+            yield session
+        transaction.rollback()
+    engine.dispose()
+
+
+def _create_run(session: Session) -> Run:
+    run = Run(project_id=1, name="backend", objective="sft", method="lora", model="x", config={}, seed=0,
+              queue="cpu", external=True)
+    session.add(run)
+    session.flush()
+    return run
+
+
+def test_ingest_then_read_back_exactly(session):
+    run = _create_run(session)
+    points = [("train/loss", step, 1.0 / (step + 1), 1.7e9 + step) for step in range(300)]
+
+    seq = metrics.ingest_points(session, run.id, points)
+    series = metrics.read_series(session, run.id, None, 1000)
+
+    assert seq == 1
+    assert list(series) == ["train/loss"]
+    assert series["train/loss"].step == list(range(300))
+    assert series["train/loss"].value == [value for _, _, value, _ in points]
+    assert metrics.list_keys(session, run.id) == ["train/loss"]
+
+
+def test_a_retried_flush_changes_nothing_but_the_sequence(session):
+    run = _create_run(session)
+    points = [("train/loss", step, float(step), 0.0) for step in range(10)]
+
+    first = metrics.ingest_points(session, run.id, points)
+    second = metrics.ingest_points(session, run.id, points + [("train/loss", 10, -1.0, 0.0)])
+
+    summary = session.get(MetricSummary, (run.id, "train/loss"))
+    session.refresh(summary)
+    assert second == first + 1
+    assert (summary.count, summary.last_step, summary.last_value, summary.min_value, summary.max_value) == (
+        11, 10, -1.0, -1.0, 9.0)
+    assert [point.step for point in metrics.points_after(session, run.id, first, 100)] == [10]
+
+
+def test_eval_loss_keeps_the_run_current(session):
+    run = _create_run(session)
+
+    metrics.ingest_points(session, run.id, [("eval/loss", 100, 2.0, 0.0), ("eval/loss", 200, 1.5, 0.0)])
+    metrics.ingest_points(session, run.id, [("eval/loss", 300, 1.8, 0.0)])
+
+    session.refresh(run)
+    assert (run.final_eval_loss, run.best_eval_loss) == (1.8, 1.5)
+
+
+def test_points_after_replays_in_flush_order(session):
+    run = _create_run(session)
+    metrics.ingest_points(session, run.id, [("b", 1, 1.0, 0.0), ("a", 1, 1.0, 0.0)])
+    metrics.ingest_points(session, run.id, [("a", 2, 2.0, 0.0)])
+
+    replay = metrics.points_after(session, run.id, 0, 10)
+
+    assert [(p.seq, p.key, p.step) for p in replay] == [(1, "a", 1), (1, "b", 1), (2, "a", 2)]
+    assert [p.step for p in metrics.points_after(session, run.id, 0, 1)] == [1]
+
+
+def test_bucketing_in_sql_matches_the_reference(session):
+    run = _create_run(session)
+    steps = list(range(0, 30_000, 3))
+    values = [math.sin(step / 50.0) + (40.0 if step == 12_345 else 0.0) for step in steps]
+    wall_times = [1.7e9 + step for step in steps]
+    metrics.ingest_points(session, run.id, [("loss", s, v, w) for s, v, w in zip(steps, values, wall_times, strict=True)])
+
+    [(run_id, by_key)] = metrics.read_many(session, [run.id], ["loss"], 700).items()
+
+    assert by_key["loss"] == downsample(steps, values, wall_times, 700)
+    assert max(by_key["loss"].max) == values[steps.index(12_345)]
+
+
+def test_infinity_is_stored_and_nan_where_the_database_can(session):
+    run = _create_run(session)
+
+    metrics.ingest_points(session, run.id, [("loss", 0, 1.0, 0.0), ("loss", 1, math.inf, 0.0), ("loss", 2, math.nan, 0.0)])
+
+    values = metrics.read_series(session, run.id, ["loss"], 10)["loss"].value
+    assert values[:2] == [1.0, math.inf]
+    if session.get_bind().dialect.name == "postgresql":
+        assert math.isnan(values[2])
+    else:
+        assert len(values) == 2
+
+
+def test_unknown_runs_are_refused(session):
+    from tunelab.core.errors import AppError
+
+    with pytest.raises(AppError) as error:
+        metrics.ingest_points(session, 10**9, [("loss", 0, 1.0, 0.0)])
+    assert error.value.code == "RUN_NOT_FOUND"
