@@ -21,6 +21,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "PAYLOAD_TOO_LARGE": 413,
     "INVALID_PATH": 400,
     "INVALID_CURSOR": 400,
+    "TOKENIZER_UNAVAILABLE": 422,
 }
 
 

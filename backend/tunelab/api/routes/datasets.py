@@ -1,3 +1,81 @@
-from fastapi import APIRouter
+"""Datasets: upload (JSONL, validated row by row), list, read, preview as a model sees it."""
 
-router = APIRouter()
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, File, Form, Query, UploadFile, status
+
+from tunelab.api.deps import SessionDep, SettingsDep
+from tunelab.core.errors import responses
+from tunelab.db.models import Dataset
+from tunelab.schemas.datasets import DatasetPreviewPublic, DatasetPublic, DatasetsPublic
+from tunelab.services import datasets as datasets_service
+from tunelab.services.models import resolve_model_path
+from tunelab.training.formats import DatasetFormat
+
+router = APIRouter(tags=["datasets"])
+
+UPLOAD_CHUNK_BYTES = 1024 * 1024
+
+
+def _dataset_from_path(dataset_id: int, session: SessionDep) -> Dataset:
+    return datasets_service.get_dataset(session, dataset_id)
+
+
+DatasetDep = Annotated[Dataset, Depends(_dataset_from_path)]
+
+
+def _read_at_most(upload: UploadFile, limit: int) -> bytes:
+    """Up to limit + 1 bytes: enough for the service to see an upload is too large without holding all of it."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit and (chunk := upload.file.read(min(UPLOAD_CHUNK_BYTES, limit + 1 - size))):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+# Sync handlers: validation and tokenization are CPU-bound, so they run in the thread pool, not on the event loop.
+@router.post(
+    "/datasets", status_code=status.HTTP_201_CREATED, response_model=DatasetPublic, responses=responses(413, 422)
+)
+def create_dataset(
+    session: SessionDep,
+    settings: SettingsDep,
+    file: Annotated[UploadFile, File(description="JSONL, one row per line")],
+    name: Annotated[str | None, Form(max_length=datasets_service.MAX_NAME_LENGTH, description="Defaults to the file name without extension")] = None,
+    dataset_format: Annotated[
+        DatasetFormat | None, Form(alias="format", description="Detected from the first row when omitted")
+    ] = None,
+) -> Dataset:
+    """Upload a dataset; the same bytes under the same name return the existing dataset."""
+    data = _read_at_most(file, settings.upload_max_bytes)
+    return datasets_service.create_dataset(session, settings, name, file.filename, data, dataset_format)
+
+
+@router.get("/datasets", response_model=DatasetsPublic, responses=responses(400, 422))
+def read_datasets(
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+) -> DatasetsPublic:
+    page = datasets_service.list_datasets(session, limit, cursor)
+    return DatasetsPublic.model_validate(page, from_attributes=True)
+
+
+@router.get("/datasets/{dataset_id}", response_model=DatasetPublic, responses=responses(404, 422))
+def read_dataset(dataset: DatasetDep) -> Dataset:
+    return dataset
+
+
+@router.get("/datasets/{dataset_id}/preview", response_model=DatasetPreviewPublic, responses=responses(404, 422))
+def read_dataset_preview(
+    dataset: DatasetDep,
+    settings: SettingsDep,
+    model: Annotated[
+        str | None, Query(description="Model name (GET /models) or local path whose tokenizer renders the rows")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Rows to render")] = 20,
+    max_length: Annotated[int | None, Query(ge=1, description="Count the rows longer than this many tokens")] = None,
+) -> DatasetPreviewPublic:
+    model_path = resolve_model_path(settings, model) if model else None
+    return datasets_service.preview_dataset(settings, dataset, model_path, limit, max_length)

@@ -1,0 +1,506 @@
+"""Datasets: validate an upload row by row, store it content-addressed, list it, and preview it as a model sees it.
+
+Files live in `settings.dataset_dir` named by the SHA-256 of their bytes, so identical uploads share one file.
+Uploading the same bytes under the same name (and format) again returns the existing dataset; under another name
+it is a second dataset that points at the same file.
+"""
+
+import bisect
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import islice
+from pathlib import Path
+from typing import Any, TypedDict
+
+from pydantic import ValidationError
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session, SessionTransaction
+
+from tunelab.core.errors import AppError
+from tunelab.core.settings import Settings
+from tunelab.db.models import Dataset, Project
+from tunelab.db.models.project import DEFAULT_PROJECT
+from tunelab.schemas.datasets import DatasetPreviewPublic, LengthStats, RenderedRow
+from tunelab.training.formats import (
+    ROW_MODELS,
+    SIGNATURE_KEYS,
+    ChatRow,
+    DatasetFormat,
+    InstructionRow,
+    PreferenceRow,
+    TextRow,
+    detect_format,
+)
+from tunelab.training.objectives.sft import instruction_prompt
+
+log = logging.getLogger(__name__)
+
+MAX_REPORTED_ERRORS = 50
+MAX_NAME_LENGTH = 200  # the dataset.name column
+TOKENIZE_BATCH_ROWS = 1000
+_UTF8_BOM = b"\xef\xbb\xbf"
+# Files written in the session's open transaction; removed again if it does not commit (see the listeners below).
+_NEW_FILES_KEY = "tunelab_new_dataset_files"
+
+Row = TextRow | InstructionRow | ChatRow | PreferenceRow
+
+
+class RowError(TypedDict):
+    line: int | None
+    field: str | None
+    message: str
+
+
+@dataclass
+class ValidatedDataset:
+    content_hash: str
+    size_bytes: int
+    format: DatasetFormat | None = None
+    row_count: int = 0
+    char_stats: LengthStats | None = None
+    errors: list[RowError] = field(default_factory=list)  # the first MAX_REPORTED_ERRORS
+    error_count: int = 0
+
+    @property
+    def is_valid(self) -> bool:
+        return self.error_count == 0
+
+    def add_error(self, line: int | None, field_path: str | None, message: str) -> None:
+        self.error_count += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append({"line": line, "field": field_path, "message": message})
+
+    def summary(self) -> str:
+        """The first error, prefixed with its line, and how many others there are."""
+        first = self.errors[0]
+        text = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
+        if first["line"] is not None:
+            text = f"line {first['line']}: {text}"
+        if self.error_count > 1:
+            text += f" (and {self.error_count - 1} more error{'s' if self.error_count > 2 else ''})"
+        return text
+
+
+# ---------------------------------------------------------------- validation
+
+
+def validate_jsonl(data: bytes, declared_format: DatasetFormat | None) -> ValidatedDataset:
+    """Check every line of a JSONL upload against its format's row model, collecting all errors (not only the first)."""
+    result = ValidatedDataset(
+        content_hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data), format=declared_format
+    )
+    first_object = True
+    char_lengths: list[int] = []
+    for line_number, raw in _nonblank_lines(data.split(b"\n")):
+        result.row_count += 1
+        obj = _parse_object(line_number, raw, result)
+        if obj is None:
+            continue
+        if first_object:
+            first_object = False
+            if declared_format is None:
+                result.format = detect_format(obj)
+                if result.format is None:
+                    result.add_error(line_number, None, _undetectable_message(obj))
+            else:
+                _check_declared_format(line_number, obj, declared_format, result)
+        if result.format is None:
+            continue  # no format to check rows against; JSON is still checked on every line
+        try:
+            row = ROW_MODELS[result.format].model_validate(obj)
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False):
+                result.add_error(line_number, ".".join(str(p) for p in err["loc"]) or None, err["msg"])
+            continue
+        char_lengths.append(_character_length(row))
+    if result.row_count == 0:
+        result.add_error(None, None, "the file has no rows")
+    if result.is_valid:
+        result.char_stats = length_stats(char_lengths)
+    return result
+
+
+def _nonblank_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, bytes) of each non-blank line; numbers count blank lines too, as an editor does."""
+    for line_number, raw in enumerate(lines, start=1):
+        if line_number == 1:
+            raw = raw.removeprefix(_UTF8_BOM)  # editors on Windows write one; it is not part of the first row
+        if raw.strip():
+            yield line_number, raw
+
+
+def _parse_object(line_number: int, raw: bytes, result: ValidatedDataset) -> dict[str, Any] | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        result.add_error(line_number, None, f"not valid UTF-8 (byte {exc.start + 1} of the line)")
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        result.add_error(line_number, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
+        return None
+    if not isinstance(obj, dict):
+        result.add_error(line_number, None, f"expected a JSON object, got {_json_type_name(obj)}")
+        return None
+    return obj
+
+
+def _json_type_name(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "null")
+
+
+def _accepted_formats() -> str:
+    return "; ".join(f"{fmt.value} ({', '.join(sorted(keys))})" for fmt, keys in SIGNATURE_KEYS)
+
+
+def _undetectable_message(obj: dict[str, Any]) -> str:
+    keys = ", ".join(sorted(obj)) or "none"
+    return f"cannot tell the format from this row's keys ({keys}); accepted formats and their keys: {_accepted_formats()}"
+
+
+def _check_declared_format(
+    line_number: int, obj: dict[str, Any], declared: DatasetFormat, result: ValidatedDataset
+) -> None:
+    # The row errors that follow would only say "field required"; this says why.
+    looks_like = detect_format(obj)
+    if looks_like is not None and looks_like != declared:
+        result.add_error(
+            line_number, None, f"the format was declared as {declared.value} but the rows look like {looks_like.value}"
+        )
+
+
+def _character_length(row: Row) -> int:
+    """Characters of the longest sequence the row trains on: what decides truncation at a max length."""
+    match row:
+        case TextRow():
+            return len(row.text)
+        case InstructionRow():
+            return len(instruction_prompt(row.instruction, row.input)) + len(row.output)
+        case ChatRow():
+            return sum(len(message.content) for message in row.messages)
+        case PreferenceRow():
+            return len(row.prompt) + max(len(row.chosen), len(row.rejected))
+
+
+def length_stats(lengths: Sequence[int], max_length: int | None = None) -> LengthStats:
+    """min/mean/p50/p95/max (nearest-rank percentiles) of a non-empty list of lengths."""
+    ordered = sorted(lengths)
+    count = len(ordered)
+
+    def percentile(p: int) -> int:
+        return ordered[max(math.ceil(p / 100 * count) - 1, 0)]
+
+    return LengthStats(
+        count=count,
+        min=ordered[0],
+        mean=round(sum(ordered) / count, 1),
+        p50=percentile(50),
+        p95=percentile(95),
+        max=ordered[-1],
+        over_max_length=None if max_length is None else count - bisect.bisect_right(ordered, max_length),
+    )
+
+
+# ---------------------------------------------------------------- storage
+
+
+def create_dataset(
+    session: Session,
+    settings: Settings,
+    name: str | None,
+    filename: str | None,
+    data: bytes,
+    declared_format: DatasetFormat | None,
+) -> Dataset:
+    """Validate an upload and store it; `name` defaults to the file name's stem. Flushes, never commits."""
+    if len(data) > settings.upload_max_bytes:
+        raise AppError(
+            "PAYLOAD_TOO_LARGE",
+            f"the upload is larger than the limit of {_human_bytes(settings.upload_max_bytes)} "
+            "(TUNELAB_UPLOAD_MAX_BYTES)",
+            {"limit_bytes": settings.upload_max_bytes},
+        )
+    validated = validate_jsonl(data, declared_format)
+    if not validated.is_valid:
+        raise AppError(
+            "DATASET_INVALID",
+            validated.summary(),
+            {"errors": validated.errors, "more_errors": validated.error_count - len(validated.errors)},
+        )
+    name = (name or "").strip() or Path(filename or "dataset").stem[:MAX_NAME_LENGTH]
+    project_id = _default_project_id(session)
+    existing = session.scalar(
+        select(Dataset).where(
+            Dataset.project_id == project_id,
+            Dataset.name == name,
+            Dataset.content_hash == validated.content_hash,
+            Dataset.format == validated.format,
+            Dataset.bundled.is_(False),
+        )
+    )
+    if existing is not None:
+        return existing
+    return _store(session, settings, project_id, name, data, validated, bundled=False)
+
+
+def register_bundled_dataset(
+    session: Session, settings: Settings, name: str, path: Path, fmt: DatasetFormat | str
+) -> Dataset:
+    """Register a sample dataset shipped with Tunelab, copying it into the dataset dir; idempotent, for start-up."""
+    fmt = DatasetFormat(fmt)  # asset descriptors may carry the plain string
+    data = path.read_bytes()
+    content_hash = hashlib.sha256(data).hexdigest()
+    existing = session.scalar(select(Dataset).where(Dataset.content_hash == content_hash, Dataset.bundled.is_(True)))
+    if existing is not None:
+        _write_content_addressed(session, settings, content_hash, data)  # the data dir may have been emptied
+        return existing
+    validated = validate_jsonl(data, fmt)
+    if not validated.is_valid:
+        raise AppError("DATASET_INVALID", f"bundled dataset {path}: {validated.summary()}", {"errors": validated.errors})
+    return _store(session, settings, _default_project_id(session), name, data, validated, bundled=True)
+
+
+def _store(
+    session: Session,
+    settings: Settings,
+    project_id: int,
+    name: str,
+    data: bytes,
+    validated: ValidatedDataset,
+    bundled: bool,
+) -> Dataset:
+    relative_path = _write_content_addressed(session, settings, validated.content_hash, data)
+    dataset = Dataset(
+        project_id=project_id,
+        name=name,
+        format=validated.format,
+        path=relative_path,
+        content_hash=validated.content_hash,
+        size_bytes=validated.size_bytes,
+        row_count=validated.row_count,
+        stats={"chars": validated.char_stats.model_dump()},
+        bundled=bundled,
+    )
+    session.add(dataset)
+    # Flush here so that a failing insert surfaces now and the file written for it is removed with the rollback.
+    session.flush()
+    return dataset
+
+
+def _write_content_addressed(session: Session, settings: Settings, content_hash: str, data: bytes) -> str:
+    """Write data as <hash>.jsonl unless it is there already; a file this creates goes away if the session rolls back."""
+    relative_path = f"{content_hash}.jsonl"
+    target = settings.dataset_dir / relative_path
+    if target.exists():
+        return relative_path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Temp file in the same directory, then an atomic rename: a reader never sees a half-written dataset.
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{content_hash}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    session.info.setdefault(_NEW_FILES_KEY, []).append(target)
+    return relative_path
+
+
+@event.listens_for(Session, "after_commit")
+def _keep_new_files(session: Session) -> None:
+    session.info.pop(_NEW_FILES_KEY, None)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _remove_uncommitted_files(session: Session, transaction: SessionTransaction) -> None:
+    # Runs after after_commit, so anything still listed belongs to a transaction that rolled back or was closed.
+    if transaction.parent is not None:
+        return
+    for path in session.info.pop(_NEW_FILES_KEY, ()):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            log.warning("could not remove uncommitted dataset file %s", path, exc_info=True)
+
+
+def _default_project_id(session: Session) -> int:
+    project_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
+    if project_id is None:
+        raise AppError("PROJECT_NOT_FOUND", f"project {DEFAULT_PROJECT!r} does not exist; run the migrations")
+    return project_id
+
+
+def _human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.4g} {unit}"
+        value /= 1024
+    return f"{value:.4g} GiB"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def get_dataset(session: Session, dataset_id: int) -> Dataset:
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None:
+        raise AppError("DATASET_NOT_FOUND", f"dataset {dataset_id} does not exist")
+    return dataset
+
+
+@dataclass(frozen=True)
+class DatasetPage:
+    data: list[Dataset]
+    count: int
+    next_cursor: str | None
+
+
+def list_datasets(session: Session, limit: int, cursor: str | None) -> DatasetPage:
+    """Newest first. The cursor is opaque to clients; it is the id of the last dataset on the previous page."""
+    query = select(Dataset).order_by(Dataset.id.desc()).limit(limit + 1)
+    if cursor is not None:
+        try:
+            query = query.where(Dataset.id < int(cursor))
+        except ValueError:
+            raise AppError("INVALID_CURSOR", f"cursor: {cursor!r} is not a cursor from a previous page") from None
+    rows = list(session.scalars(query))
+    count = session.scalar(select(func.count()).select_from(Dataset))
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    return DatasetPage(data=rows, count=count, next_cursor=str(rows[-1].id) if has_more else None)
+
+
+def dataset_file(settings: Settings, dataset: Dataset) -> Path:
+    return settings.dataset_dir / dataset.path
+
+
+# ---------------------------------------------------------------- preview
+
+
+def preview_dataset(
+    settings: Settings, dataset: Dataset, model_path: Path | None, limit: int, max_length: int | None = None
+) -> DatasetPreviewPublic:
+    """The first `limit` rows as the model sees them, and length statistics over the whole dataset.
+
+    With a model, rows go through its tokenizer (and chat template, as the SFT objective does) and the token
+    statistics cover every row; without one, only the character statistics stored at upload are given."""
+    fmt = DatasetFormat(dataset.format)
+    path = dataset_file(settings, dataset)
+    tokenizer = _load_tokenizer(model_path) if model_path is not None else None
+    if tokenizer is not None and fmt in (DatasetFormat.instruction, DatasetFormat.chat) and not tokenizer.chat_template:
+        raise AppError(
+            "TOKENIZER_UNAVAILABLE",
+            f"model: {model_path} has no chat template, which {fmt.value} datasets are trained through",
+            {"field": "model"},
+        )
+    rows = [_render(line_number, row, tokenizer) for line_number, row in islice(_read_rows(path, fmt), limit)]
+    token_stats = None
+    if model_path is not None:
+        token_stats = length_stats(_token_lengths(path, fmt, model_path), max_length)
+    chars = (dataset.stats or {}).get("chars")
+    return DatasetPreviewPublic(
+        dataset_id=dataset.id,
+        format=fmt,
+        model=str(model_path) if model_path is not None else None,
+        rows=rows,
+        char_stats=LengthStats.model_validate(chars) if chars else None,
+        token_stats=token_stats,
+    )
+
+
+def _read_rows(path: Path, fmt: DatasetFormat) -> Iterator[tuple[int, Row]]:
+    """Rows of a stored (so already validated) dataset file, with their line numbers."""
+    row_model = ROW_MODELS[fmt]
+    with path.open("rb") as lines:
+        for line_number, raw in _nonblank_lines(lines):
+            yield line_number, row_model.model_validate(json.loads(raw))
+
+
+def _render(line_number: int, row: Row, tokenizer: Any | None) -> RenderedRow:
+    raw = row.model_dump()
+    match row:
+        case TextRow():
+            return RenderedRow(line=line_number, raw=raw, text=row.text)
+        case InstructionRow():
+            prompt, completion = _instruction_prompt_and_completion(row, tokenizer)
+            return RenderedRow(line=line_number, raw=raw, prompt=prompt, completion=completion)
+        case ChatRow():
+            text = _apply_chat_template(tokenizer, _chat_messages(row)) if tokenizer is not None else None
+            return RenderedRow(line=line_number, raw=raw, text=text)
+        case PreferenceRow():
+            return RenderedRow(line=line_number, raw=raw, prompt=row.prompt, completion=row.chosen, rejected=row.rejected)
+
+
+def _instruction_prompt_and_completion(row: InstructionRow, tokenizer: Any | None) -> tuple[str, str]:
+    user_turn = {"role": "user", "content": instruction_prompt(row.instruction, row.input)}
+    if tokenizer is None:
+        return user_turn["content"], row.output
+    prompt = _apply_chat_template(tokenizer, [user_turn], add_generation_prompt=True)
+    full = _apply_chat_template(tokenizer, [user_turn, {"role": "assistant", "content": row.output}])
+    # TRL splits the same way; a template whose prompt is not a prefix of the chat gets the raw answer shown.
+    return prompt, full[len(prompt):] if full.startswith(prompt) else row.output
+
+
+def _chat_messages(row: ChatRow) -> list[dict[str, str]]:
+    return [message.model_dump() for message in row.messages]
+
+
+def _apply_chat_template(tokenizer: Any, messages: list[dict[str, str]], add_generation_prompt: bool = False) -> str:
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+
+def _training_sequences(row: Row, tokenizer: Any) -> list[str]:
+    """The texts the model trains on for one row (two for a preference pair)."""
+    match row:
+        case TextRow():
+            return [row.text]
+        case InstructionRow():
+            prompt, completion = _instruction_prompt_and_completion(row, tokenizer)
+            return [prompt + completion]
+        case ChatRow():
+            return [_apply_chat_template(tokenizer, _chat_messages(row))]
+        case PreferenceRow():
+            return [row.prompt + row.chosen, row.prompt + row.rejected]
+
+
+@lru_cache(maxsize=8)
+def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
+    """Token length of every row's longest sequence. Cached: the file is content-addressed, so it never changes."""
+    tokenizer = _load_tokenizer(model_path)
+    # A chat template writes the special tokens itself; plain text gets the tokenizer's own (BOS and the like).
+    add_special_tokens = fmt in (DatasetFormat.text, DatasetFormat.preference)
+    lengths = array("I")  # 4 bytes a row: the cache may hold a few large datasets
+    rows = _read_rows(path, fmt)
+    while batch := list(islice(rows, TOKENIZE_BATCH_ROWS)):
+        sequences_per_row = [_training_sequences(row, tokenizer) for _, row in batch]
+        flat = [text for sequences in sequences_per_row for text in sequences]
+        token_ids = iter(tokenizer(flat, add_special_tokens=add_special_tokens)["input_ids"])
+        lengths.extend(max(len(next(token_ids)) for _ in sequences) for sequences in sequences_per_row)
+    return lengths
+
+
+@lru_cache(maxsize=4)
+def _load_tokenizer(model_path: Path) -> Any:
+    """A local model's tokenizer; never reaches the hub."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise AppError(
+            "TOKENIZER_UNAVAILABLE", f"model: cannot load a tokenizer from {model_path}: {exc}", {"field": "model"}
+        ) from exc
