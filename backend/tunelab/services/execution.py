@@ -15,9 +15,10 @@ from typing import Any
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import Settings, get_settings
-from tunelab.db.models import RunStatus
+from tunelab.db.models import Dataset, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services import artifacts, runs
+from tunelab.services.datasets import dataset_file
 from tunelab.services.events import run_channel
 from tunelab.services.metrics import ingest_points
 
@@ -186,7 +187,7 @@ def execute_run(run_id: int, worker: str | None = None) -> str | None:
                  config["model"])
         job = TrainingJob(
             objective=config["objective"], method=config["method"], model=config["model_path"],
-            dataset_path=settings.dataset_dir / _dataset_file(run_id), dataset_format=config["dataset"]["format"],
+            dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
             params=config["params"], output_dir=output_dir,
         )
         with watch:
@@ -213,12 +214,10 @@ def execute_run(run_id: int, worker: str | None = None) -> str | None:
     return status.value
 
 
-def _dataset_file(run_id: int) -> Path:
-    from tunelab.db.models import Dataset, Run
-
+def _dataset_file(settings: Settings, run_id: int) -> Path:
     with session_scope() as session:
-        run = session.get(Run, run_id)
-        dataset = session.get(Dataset, run.dataset_id) if run and run.dataset_id else None
+        run = runs.get_run(session, run_id)
+        dataset = session.get(Dataset, run.dataset_id) if run.dataset_id else None
         if dataset is None:
             raise FileNotFoundError(f"the dataset of run {run_id} was deleted")
-        return Path(dataset.path)
+        return dataset_file(settings, dataset)

@@ -1,0 +1,49 @@
+"""`tunelab up` on a fresh data dir with nothing configured: embedded SQLite and Redis, API and worker;
+Ctrl-C stops every child, the embedded redis-server included."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import httpx
+import psutil
+
+from tests.conftest import _free_port, wait_for
+
+
+def test_up_serves_and_ctrl_c_leaves_no_orphans(tmp_path):
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TUNELAB_")}
+    env["TUNELAB_DATA_DIR"] = str(tmp_path / "var")
+    log = (tmp_path / "up.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "tunelab.cli", "up", "--port", str(port)], env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    me = psutil.Process(proc.pid)
+
+    def healthy():
+        assert proc.poll() is None, (tmp_path / "up.log").read_text()[-3000:]
+        try:
+            body = httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=2).json()
+        except httpx.HTTPError:
+            return None
+        return body if body["status"] == "ok" and body["workers"] else None
+
+    try:
+        health = wait_for(healthy, 180, 0.5, "tunelab up to serve with a worker")
+        assert health["database"] == "ok" and health["redis"] == "ok"
+        models = httpx.get(f"http://127.0.0.1:{port}/api/v1/models").json()["data"]
+        assert any(m["name"] == "tunelab-tiny" and m["available"] for m in models)
+        assert f"http://127.0.0.1:{port}" in (tmp_path / "up.log").read_text()
+        redis_pid = int(re.search(r"embedded Redis \(pid (\d+)\)", (tmp_path / "up.log").read_text()).group(1))
+        assert "redis-server" in psutil.Process(redis_pid).name()
+    finally:
+        descendants = me.children(recursive=True)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        log.close()
+    assert proc.returncode == 0, (tmp_path / "up.log").read_text()[-3000:]
+    _, alive = psutil.wait_procs(descendants, timeout=10)
+    assert not alive, f"left running: {[p.cmdline() for p in alive]}"
+    assert not psutil.pid_exists(redis_pid) or psutil.Process(redis_pid).status() == psutil.STATUS_ZOMBIE
