@@ -126,3 +126,17 @@ def test_text_rows_train_on_every_token(train, assets, tmp_path):
 def test_unsupported_dataset_format_is_a_clear_error(train, assets):
     with pytest.raises(ValueError, match="'sft' objective takes .* not 'preference'"):
         train("lora", dataset_format="preference", max_steps=1)
+
+
+def test_half_precision_without_gpu_is_a_clear_error(train):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: bf16 is valid here")
+    with pytest.raises(ValueError, match="bf16 needs a CUDA GPU"):
+        train("lora", precision="bf16", max_steps=1)
+
+
+@pytest.mark.requires_gpu
+def test_bf16_lora_on_gpu_reports_cuda_peak_memory(train):
+    result, sink, _ = train("lora", precision="bf16", max_steps=3)
+    assert len(sink.series("train/loss")) == 3
+    assert result.summary["peak_memory_bytes"] == torch.cuda.max_memory_allocated() > 0

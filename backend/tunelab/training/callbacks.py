@@ -26,24 +26,24 @@ class SinkCallback(TrainerCallback):
     def __init__(self, sink: RunSink):
         self.sink = sink
         self.canceled = False
-        self._last_log_time: float | None = None
-        self._last_num_tokens = 0.0
+        self._step_started = 0.0
+        self._seconds_since_log = 0.0  # time inside training steps only, so evaluations do not dilute throughput
+        self._tokens_at_last_log = 0.0
 
-    def on_train_begin(self, args, state, control, **kwargs):
-        self._last_log_time = time.perf_counter()
+    def on_step_begin(self, args, state, control, **kwargs):
+        self._step_started = time.perf_counter()
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = logs or {}
         values: dict[str, float] = {}
         if "loss" in logs:
             values.update({key: float(logs[name]) for name, key in TRAIN_KEYS.items() if name in logs})
-            # TRL logs the running count of input tokens; the rate between two logs is the throughput.
-            now = time.perf_counter()
-            num_tokens = float(logs.get("num_tokens", self._last_num_tokens))
-            elapsed = now - self._last_log_time if self._last_log_time is not None else 0.0
-            if elapsed > 0:
-                values["train/tokens_per_second"] = (num_tokens - self._last_num_tokens) / elapsed
-            self._last_log_time, self._last_num_tokens = now, num_tokens
+            # TRL logs the running count of input tokens; their increase over the step time since the last log is
+            # the throughput.
+            num_tokens = float(logs.get("num_tokens", self._tokens_at_last_log))
+            if self._seconds_since_log > 0:
+                values["train/tokens_per_second"] = (num_tokens - self._tokens_at_last_log) / self._seconds_since_log
+            self._seconds_since_log, self._tokens_at_last_log = 0.0, num_tokens
         if "eval_loss" in logs:
             eval_loss = float(logs["eval_loss"])
             values["eval/loss"] = eval_loss
@@ -55,6 +55,7 @@ class SinkCallback(TrainerCallback):
             logger.info("step %d: %s", state.global_step, ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
 
     def on_step_end(self, args, state, control, **kwargs):
+        self._seconds_since_log += time.perf_counter() - self._step_started
         self.sink.progress(state.global_step, state.max_steps)
         if self.sink.should_cancel():
             logger.info("cancel requested: stopping after step %d", state.global_step)
