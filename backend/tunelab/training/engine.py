@@ -155,7 +155,12 @@ def library_versions() -> dict[str, str]:
     import transformers
     import trl
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__, "peft": peft.__version__, "trl": trl.__version__}
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "peft": peft.__version__,
+        "trl": trl.__version__,
+    }
 
 
 def check_job(job: TrainingJob, method: MethodSpec) -> None:

@@ -18,7 +18,9 @@ class TrainingParams(BaseModel):
     max_steps: int | None = Field(
         60, ge=0, description="Optimizer steps to run; 0 or empty trains for num_train_epochs instead"
     )
-    num_train_epochs: float = Field(1.0, gt=0, le=100, description="Passes over the training split (when max_steps is 0)")
+    num_train_epochs: float = Field(
+        1.0, gt=0, le=100, description="Passes over the training split (when max_steps is 0)"
+    )
     learning_rate: float = Field(1e-3, gt=0, le=1.0, description="Peak learning rate of AdamW")
     lr_scheduler_type: LrSchedulerName = Field("linear", description="How the learning rate decays after warmup")
     warmup_ratio: float = Field(0.0, ge=0, lt=1, description="Fraction of the steps spent warming the learning rate up")
