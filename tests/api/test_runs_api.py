@@ -85,13 +85,22 @@ def test_clone_overrides_params_and_delete_removes_artifacts(client, assets, sam
     assert client.get(f"/api/v1/runs/{source['id']}").status_code == 404
 
 
-def test_artifact_download_cannot_escape_the_run_folder(client, assets, sample_id):
+def test_artifact_download_cannot_escape_the_run_folder(client, db_session, assets, sample_id, settings):
+    from tunelab.core.errors import AppError
+    from tunelab.services.artifacts import artifact_file
+
     body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_id, "queue": "nobody-listens"}
     run = client.post("/api/v1/runs", json=body).json()
-    for path in ("../../tunelab.db", "..%2F..%2Ftunelab.db", "/etc/passwd"):
+    assert (settings.data_dir / "tunelab.db").exists()
+    # Encoded so that the HTTP client does not normalise the dots away before the server sees them.
+    for path in ("..%2F..%2Ftunelab.db", "%2E%2E/%2E%2E/tunelab.db", "%2Fetc%2Fpasswd"):
         response = client.get(f"/api/v1/runs/{run['id']}/artifacts/{path}")
-        assert response.status_code in (400, 404)
-        assert "error" in response.json()
+        assert response.status_code in (400, 404), path
+        assert response.json()["error"]["code"] in ("INVALID_PATH", "ARTIFACT_NOT_FOUND")
+    for path in ("../../tunelab.db", "/etc/passwd", "../1/train.log"):
+        with pytest.raises(AppError) as refused:
+            artifact_file(db_session, settings, run["id"], path)
+        assert refused.value.code == "INVALID_PATH"
 
 
 def test_methods_publish_schemas_with_bounds(client):

@@ -27,3 +27,11 @@ def wait_finished(api, run_id: int, timeout: float = 240) -> dict:
         return run if run["status"] in FINISHED else None
 
     return wait_for(finished, timeout, 0.25, f"run {run_id} to finish")
+
+
+def series(api, run_id: int, key: str, max_points: int = 1000) -> dict:
+    """One metric series of a run, as the API returns it."""
+    body = api.get(f"/runs/{run_id}/metrics", params={"keys": key, "max_points": max_points}).json()
+    found = [s for s in body["series"] if s["key"] == key]
+    assert found, f"run {run_id} has no {key} series: {body}"
+    return found[0]

@@ -36,8 +36,8 @@ def _points(events) -> list[tuple[str, int]]:
 
 
 def _all_points(api, run_id) -> set[tuple[str, int]]:
-    series = api.get(f"/runs/{run_id}/metrics", params={"max_points": 10000}).json()["series"]
-    return {(key, step) for key, s in series.items() for step in s["step"]}
+    body = api.get(f"/runs/{run_id}/metrics", params={"max_points": 10000}).json()
+    return {(s["key"], step) for s in body["series"] for step in s["step"]}
 
 
 def test_live_client_gets_every_point_and_final_status(api, api_server, worker, sample_dataset):

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.conftest import wait_for
-from tests.worker.conftest import launch, wait_finished
+from tests.worker.conftest import launch, series, wait_finished
 
 
 def _statuses_until_finished(api, run_id: int, timeout: float = 240) -> list[str]:
@@ -33,8 +33,7 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
     assert final["versions"]["torch"] and final["versions"]["trl"]
     assert final["progress"]["current_step"] == 12
 
-    series = api.get(f"/runs/{run['id']}/metrics", params={"keys": "train/loss"}).json()
-    assert len(series["series"]["train/loss"]["step"]) == 12
+    assert len(series(api, run["id"], "train/loss")["step"]) == 12
 
     listed = {a["path"] for a in api.get(f"/runs/{run['id']}/artifacts").json()["data"]}
     assert any(p.startswith("adapter/") for p in listed), listed
@@ -59,7 +58,7 @@ def test_full_sft_eval_loss_goes_down(api, worker, sample_dataset):
     run = launch(api, "full", sample_dataset["id"], max_steps=30, eval_steps=10)
     final = wait_finished(api, run["id"])
     assert final["status"] == "succeeded", final["status_reason"]
-    eval_loss = api.get(f"/runs/{run['id']}/metrics", params={"keys": "eval/loss"}).json()["series"]["eval/loss"]
+    eval_loss = series(api, run["id"], "eval/loss")
     assert len(eval_loss["value"]) >= 2
     assert eval_loss["value"][-1] < eval_loss["value"][0]
     assert final["trainable_percent"] == pytest.approx(100.0)
@@ -77,7 +76,7 @@ def test_every_method_trains_through_the_worker(api, worker, sample_dataset, met
     run = launch(api, method, sample_dataset["id"], max_steps=3, eval_steps=3)
     final = wait_finished(api, run["id"])
     assert final["status"] == "succeeded", final["status_reason"]
-    points = api.get(f"/runs/{run['id']}/metrics", params={"keys": "train/loss"}).json()["series"]["train/loss"]
+    points = series(api, run["id"], "train/loss")
     assert points["step"] == [1, 2, 3]
     assert final["trainable_params"] > 0
 
@@ -92,7 +91,7 @@ def test_train_loss_matches_a_bare_trl_script(api, worker, sample_dataset, setti
     run = launch(api, "full", sample_dataset["id"], **params)
     final = wait_finished(api, run["id"])
     assert final["status"] == "succeeded", final["status_reason"]
-    ours = api.get(f"/runs/{run['id']}/metrics", params={"keys": "train/loss"}).json()["series"]["train/loss"]
+    ours = series(api, run["id"], "train/loss")
     with get_sessionmaker()() as session:
         path = dataset_file(settings, session.get(Dataset, sample_dataset["id"]))
     reference = bare_trl_losses(final["config"]["model_path"], path, final["config"]["params"], tmp_path)

@@ -41,18 +41,24 @@ class AssetDescriptor:
     name: str
     path: str  # relative to the models or samples directory
     description: str
+    title: str = ""
+    format: str = "instruction"  # datasets only: a DatasetFormat value
+    make_target: str | None = None  # models only: the make target that fetches it, when it is not built here
 
 
 BUNDLED_MODELS = [
     AssetDescriptor(
         name=TINY_MODEL_NAME,
         path=TINY_MODEL_NAME,
+        title="Tunelab tiny Llama (bundled)",
         description="Randomly initialised 4-layer Llama (~0.26M parameters) with a tokenizer trained on the sample "
         "dataset; trains in seconds on a CPU. For demos and tests.",
     ),
     AssetDescriptor(
         name="smollm2-135m-instruct",
         path="smollm2-135m-instruct",
+        title="SmolLM2-135M-Instruct",
+        make_target="models",
         description="SmolLM2-135M-Instruct (GGUF, dequantized at load); present after `make models`.",
     ),
 ]
@@ -61,6 +67,7 @@ SAMPLE_DATASETS = [
     AssetDescriptor(
         name="tiny-tasks",
         path=SAMPLE_DATASET_FILE,
+        title="Tiny tasks (sample)",
         description="600 instruction rows of small word and number tasks (uppercase, reverse word order, add, "
         "count letters); the tiny model learns them visibly in a minute.",
     ),

@@ -4,6 +4,7 @@ import logging
 
 from tunelab.core.settings import Settings
 from tunelab.db.session import session_scope
+from tunelab.training.formats import DatasetFormat
 
 log = logging.getLogger(__name__)
 
@@ -18,4 +19,4 @@ def register_bundled_assets(settings: Settings) -> None:
             log.info("sample dataset %s not built yet (run `tunelab assets`)", sample.name)
             continue
         with session_scope() as session:
-            register_bundled_dataset(session, settings, sample.name, path, sample.format)
+            register_bundled_dataset(session, settings, sample.name, path, DatasetFormat(sample.format))

@@ -217,7 +217,7 @@ def _latest_train_losses(session: Session, run_ids: list[int]) -> dict[int, floa
             MetricSummary.run_id.in_(run_ids), MetricSummary.key == "train/loss"
         )
     )
-    return dict(rows.tuples().all())
+    return {run_id: value for run_id, value in rows}
 
 
 def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
@@ -342,7 +342,7 @@ def requeue_stale(session: Session, older_than_s: float, dispatch: Dispatcher) -
     stale = list(session.execute(
         select(Run.id, Run.queue).where(Run.status == RunStatus.queued, Run.external.is_(False),
                                         Run.queued_at < cutoff)
-    ).tuples())
+    ))
     for run_id, queue in stale:
         events.call_after_commit(session, lambda run_id=run_id, queue=queue: dispatch(run_id, queue))
     return [run_id for run_id, _ in stale]
