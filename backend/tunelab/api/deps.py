@@ -22,7 +22,8 @@ def get_db() -> Iterator[Session]:
         session.close()
 
 
-SessionDep = Annotated[Session, Depends(get_db)]
+# scope="function": commit before the response is sent, so a client that reads right after a 201 finds the row.
+SessionDep = Annotated[Session, Depends(get_db, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
