@@ -119,9 +119,11 @@ def test_cancel_running_run_stops_within_two_steps(api, worker, sample_dataset, 
 
 
 def test_cancel_queued_run_never_starts(api, sample_dataset):
+    from tests.conftest import SESSION_TAG
     from tunelab.services.execution import execute_run
 
-    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"], "queue": "nobody-listens"}
+    queue = f"nobody-{SESSION_TAG}"  # no worker consumes it, and no other test queues runs there
+    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"], "queue": queue}
     run = api.post("/runs", json=body).json()
     assert run["queue_position"] == 1
     canceled = api.post(f"/runs/{run['id']}/cancel").json()
