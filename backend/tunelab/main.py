@@ -59,4 +59,25 @@ def create_app() -> FastAPI:
 
     for module in (runs, metrics, datasets, models, methods, health):
         app.include_router(module.router, prefix="/api/v1")
+    _declare_raw_body_schemas(app)
     return app
+
+
+def _declare_raw_body_schemas(app: FastAPI) -> None:
+    """Routes that validate their body from raw bytes (the metrics hot path) refer to its schema by name;
+    put those schemas into the OpenAPI components so the generated client knows them."""
+    from fastapi.openapi.utils import get_openapi
+
+    from tunelab.schemas.metrics import MetricBatchIn
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            body_schema = MetricBatchIn.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(body_schema.pop("$defs", {}))
+            components["MetricBatchIn"] = body_schema
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi

@@ -30,11 +30,8 @@ summary_table = MetricSummary.__table__
 run_table = Run.__table__
 
 
-class MetricPoint(NamedTuple):
-    key: str
-    step: int
-    value: float
-    wall_time: float
+# (key, step, value, wall_time): plain tuples on the hot path, where a million points a minute pass through.
+MetricPoint = tuple[str, int, float, float]
 
 
 class SequencedPoint(NamedTuple):
@@ -59,6 +56,10 @@ def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int
     Idempotent on (run_id, key, step): a retried batch stores nothing twice and leaves the summaries unchanged.
     """
     connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        # Metric points are telemetry: a database crash may lose the last fraction of a second of them (never
+        # corrupt anything), and not waiting for the WAL flush of every batch measured ~10 % more ingest.
+        connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
     # Bumping the run's counter first also takes the run's row lock (PostgreSQL) or the write lock (SQLite), so
     # concurrent flushes of one run get distinct numbers and the summary read-modify-write below cannot interleave.
     seq = connection.execute(
@@ -81,15 +82,15 @@ def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int
 
 
 def _storable_points(connection: Connection, points: Sequence[tuple[str, int, float, float]]) -> list[MetricPoint]:
-    batch = [MetricPoint(*point) for point in points]
     if connection.dialect.name != "sqlite":
-        return batch
+        return list(points)
     # SQLite turns NaN into NULL, which the NOT NULL value column refuses; +-inf are stored faithfully. Dropping the
-    # NaN points keeps a diverging run's flushes (and the rest of its metrics) flowing.
-    finite_or_inf = [point for point in batch if not math.isnan(point.value)]
-    if len(finite_or_inf) < len(batch):
-        log.warning("SQLite cannot store NaN: dropped %d metric points", len(batch) - len(finite_or_inf))
-    return finite_or_inf
+    # NaN points keeps a diverging run's flushes (and the rest of its metrics) flowing. (NaN is the only value
+    # unequal to itself: the cheapest test on the hot path.)
+    storable = [point for point in points if point[2] == point[2]]
+    if len(storable) < len(points):
+        log.warning("SQLite cannot store NaN: dropped %d metric points", len(points) - len(storable))
+    return storable
 
 
 def _insert_points(connection: Connection, run_id: int, seq: int, points: list[MetricPoint]) -> int:
@@ -136,7 +137,7 @@ def _points_of_flush(connection: Connection, run_id: int, seq: int) -> list[Metr
             metric_table.c.run_id == run_id, metric_table.c.seq == seq
         )
     )
-    return [MetricPoint(*row) for row in rows]
+    return [tuple(row) for row in rows]
 
 
 def _nan_min(a: float, b: float) -> float:

@@ -1,7 +1,10 @@
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 from tunelab.api.deps import SessionDep
 from tunelab.core.errors import responses
@@ -44,12 +47,24 @@ def query_metrics(query: MetricsQuery, session: SessionDep) -> MetricsQueryPubli
     return MetricsQueryPublic.model_construct(data=[_run_metrics(run_id, series) for run_id, series in by_run.items()])
 
 
-@router.post("/runs/{run_id}/metrics", response_model=MetricBatchPublic, responses=responses(404, 422))
-def create_run_metrics(run_id: int, batch: MetricBatchIn, session: SessionDep) -> MetricBatchPublic:
+@router.post(
+    "/runs/{run_id}/metrics",
+    response_model=MetricBatchPublic,
+    responses=responses(404, 422),
+    openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"$ref": "#/components/schemas/MetricBatchIn"}}}}},
+)
+async def create_run_metrics(run_id: int, request: Request, session: SessionDep) -> MetricBatchPublic:
+    """Batch ingest, idempotent on (run, key, step). The hot path of external logging: the body is validated
+    straight from its bytes (no intermediate Python dicts), and the database work runs off the event loop."""
+    try:
+        batch = MetricBatchIn.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
     received_at = time.time()
     points = [
-        (point.key, point.step, point.value, received_at if point.wall_time is None else point.wall_time)
+        (point["key"], point["step"], point["value"], point.get("wall_time") or received_at)
         for point in batch.points
     ]
-    seq = metrics_service.ingest_points(session, run_id, points)
+    seq = await run_in_threadpool(metrics_service.ingest_points, session, run_id, points)
     return MetricBatchPublic(seq=seq, accepted=len(points))
