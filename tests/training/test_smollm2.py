@@ -8,22 +8,30 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import IN_CI
 from tunelab.assets.smollm2 import SMOLLM2_DIR_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SMOLLM2_DIR = Path(os.environ.get("TUNELAB_SMOLLM2_DIR", REPO_ROOT / "var" / "models" / SMOLLM2_DIR_NAME))
 
-pytestmark = pytest.mark.skipif(
-    not any(SMOLLM2_DIR.glob("*.gguf")), reason=f"no SmolLM2 GGUF in {SMOLLM2_DIR} (run `make models`)"
-)
 
 
-def test_lora_trains_on_dequantized_smollm2(train):
+@pytest.fixture
+def smollm2_dir() -> Path:
+    if not any(SMOLLM2_DIR.glob("*.gguf")):
+        message = f"no SmolLM2 GGUF in {SMOLLM2_DIR} (run `make models`)"
+        if IN_CI:
+            pytest.fail(message + "; `make test` fetches it")
+        pytest.skip(message)
+    return SMOLLM2_DIR
+
+
+def test_lora_trains_on_dequantized_smollm2(train, smollm2_dir):
     from transformers import AutoTokenizer
     from trl.chat_template_utils import has_generation_markers
 
     result, sink, job = train(
-        "lora", model=SMOLLM2_DIR, max_steps=2, eval_split=0.01, per_device_train_batch_size=2, max_length=64
+        "lora", model=smollm2_dir, max_steps=2, eval_split=0.01, per_device_train_batch_size=2, max_length=64
     )
     assert len(sink.series("train/loss")) == 2
     assert 0 < result.summary["trainable_params"] < result.summary["total_params"] / 10

@@ -31,6 +31,8 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
     assert "running" in statuses
     assert 0 < final["trainable_percent"] < 100
     assert final["versions"]["torch"] and final["versions"]["trl"]
+    assert len(final["config"]["model_identity"]["files_digest"]) == 64
+    assert final["dataset_hash"] == sample_dataset["content_hash"]
     assert final["progress"]["current_step"] == 12
 
     assert len(series(api, run["id"], "train/loss")["step"]) == 12
@@ -38,6 +40,10 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
     listed = {a["path"] for a in api.get(f"/runs/{run['id']}/artifacts").json()["data"]}
     assert any(p.startswith("adapter/") for p in listed), listed
     assert "train.log" in listed
+    saved_config = api.get(f"/runs/{run['id']}/artifacts/config.json")
+    assert saved_config.status_code == 200 and json.loads(saved_config.content)["method"] == "lora"
+    log = api.get(f"/runs/{run['id']}/logs").json()
+    assert f"run {run['id']} claimed by" in log["text"] and log["next_offset"] == log["size"]
 
     import torch
     from peft import PeftModel

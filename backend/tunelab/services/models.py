@@ -67,6 +67,23 @@ def _hub_cache_path(model_id: str) -> Path | None:
         return None
 
 
+def model_identity(path: Path) -> dict[str, object]:
+    """What identifies the base weights a run starts from, cheap enough for every launch: the hub revision when
+    the path is a cached snapshot, and a digest of the file names and sizes (plus config.json's bytes)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(f"{file.relative_to(path.parent if path.is_file() else path)}:{file.stat().st_size}\n".encode())
+        if file.name == "config.json":
+            digest.update(file.read_bytes())
+    identity: dict[str, object] = {"path": str(path), "files_digest": digest.hexdigest()}
+    if path.parent.name == "snapshots":
+        identity["hub_revision"] = path.name
+    return identity
+
+
 def resolve_model_path(settings: Settings, model: str) -> Path:
     """The local path a worker loads `model` from, or MODEL_NOT_FOUND naming the field."""
     for entry in list_models(settings):

@@ -20,7 +20,7 @@ from tunelab.db.models.project import DEFAULT_PROJECT
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import RunClone, RunCreate, RunProgress, RunPublic, RunsPublic, RunSortField
 from tunelab.services import events
-from tunelab.services.models import resolve_model_path
+from tunelab.services.models import model_identity, resolve_model_path
 from tunelab.training import registry
 
 Dispatcher = Callable[[int, str], None]
@@ -88,6 +88,7 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate) -> 
         "method": method.name,
         "model": body.model,
         "model_path": str(model_path),
+        "model_identity": model_identity(model_path),
         "dataset": {"id": dataset.id, "name": dataset.name, "format": dataset.format,
                     "content_hash": dataset.content_hash, "rows": dataset.row_count},
         "params": params,
