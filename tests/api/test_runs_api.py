@@ -26,6 +26,7 @@ def _run_count(db_session) -> int:
         ({"params": {"no_such_knob": 1}}, "VALIDATION_ERROR", "params.no_such_knob"),
         ({"model": "no-such-org/no-such-model"}, "MODEL_NOT_FOUND", "model"),
         ({"dataset": 987654}, "DATASET_NOT_FOUND", "dataset"),
+        ({"queue": "cpu", "params": {"precision": "bf16"}}, "VALIDATION_ERROR", "params.precision"),
     ],
 )
 def test_bad_run_request_is_refused_and_writes_nothing(client, db_session, assets, sample_id, change, code, field):

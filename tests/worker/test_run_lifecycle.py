@@ -169,3 +169,12 @@ def test_duplicate_delivery_trains_once(api, worker, sample_dataset, settings):
              "the duplicate delivery to be refused")
     train_log = (settings.artifact_dir / str(run["id"]) / "train.log").read_text()
     assert train_log.count(f"run {run['id']} claimed by") == 1, log[-2000:]
+
+
+def test_a_run_that_fails_in_training_says_why(api, worker, sample_dataset):
+    # bf16 passes validation on a queue that is not "cpu" (it may be served by a GPU worker); this worker has none.
+    run = launch(api, "lora", sample_dataset["id"], max_steps=3, precision="bf16")
+    final = wait_finished(api, run["id"])
+    assert final["status"] == "failed"
+    assert "needs a CUDA GPU" in final["status_reason"]
+    assert "Traceback" in api.get(f"/runs/{run['id']}/logs").json()["text"]

@@ -50,7 +50,7 @@ def _params_error(exc: ValidationError) -> AppError:
     return AppError("VALIDATION_ERROR", f"{first['field']}: {first['message']}", details)
 
 
-def _resolve_training(session: Session, settings: Settings, body: RunCreate) -> dict[str, Any]:
+def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str) -> dict[str, Any]:
     """Check objective, method, params, model and dataset; return the full resolved config."""
     try:
         objective = registry.get_objective(body.objective)
@@ -71,6 +71,10 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate) -> 
         params = registry.resolve_params(method.name, body.params)
     except ValidationError as exc:
         raise _params_error(exc) from None
+    precision = params.get("precision", "fp32")
+    if precision != "fp32" and queue == "cpu":
+        raise AppError("VALIDATION_ERROR", f"params.precision: {precision} needs a GPU; use fp32 on the cpu queue, "
+                       "or send the run to a GPU queue", [{"field": "params.precision", "message": "needs a GPU"}])
     model_path = resolve_model_path(settings, body.model)
     if body.dataset is None:
         raise AppError("VALIDATION_ERROR", "dataset: a dataset is required",
@@ -104,7 +108,7 @@ def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: 
                   seed=int(body.params.get("seed", 0)), queue=queue, external=True,
                   status=RunStatus.running, started_at=utcnow(), name=body.name or "")
     else:
-        config = _resolve_training(session, settings, body)
+        config = _resolve_training(session, settings, body, queue)
         run = Run(project_id=project_id, objective=config["objective"], method=config["method"], model=body.model,
                   dataset_id=config["dataset"]["id"], dataset_hash=config["dataset"]["content_hash"],
                   config=config, seed=config["params"]["seed"], queue=queue, name=body.name or "",
