@@ -110,6 +110,7 @@ def test_cancel_running_run_stops_within_two_steps(api, worker, sample_dataset, 
     run = launch(api, "lora", sample_dataset["id"], max_steps=5000, eval_steps=5000)
     wait_for(lambda: api.get(f"/runs/{run['id']}").json()["progress"]["current_step"] >= 3, 180, 0.1,
              "the run to train a few steps")
+    assert 0 < api.get(f"/runs/{run['id']}").json()["trainable_percent"] < 100, "the cost shows while training"
     response = api.post(f"/runs/{run['id']}/cancel")
     assert response.status_code == 200 and response.json()["cancel_requested"]
     final = wait_finished(api, run["id"], 60)

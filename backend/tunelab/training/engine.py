@@ -235,6 +235,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     )
     # With tqdm off the trainer prints every log dict to stdout; the callback already logs them through `logger`.
     trainer.remove_callback(PrinterCallback)
+    # What the method costs is known before the first step: report it now, so it shows while the run trains.
+    trainable, total = count_parameters(trainer.model)
+    sink.set_summary({"trainable_params": trainable, "total_params": total})
     train_output = trainer.train()
 
     history = trainer.state.log_history
