@@ -6,7 +6,10 @@ INSTALLED := $(VENV)/.installed
 SMOLLM2_VERSION := 0.1.2
 SMOLLM2_STAMP := var/models/.smollm2-$(SMOLLM2_VERSION)
 
-.PHONY: up test venv assets models bench migrate worker api test-deps clean
+FRONTEND_BUILT := frontend/dist/index.html
+FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/package.json frontend/vite.config.ts -type f 2>/dev/null)
+
+.PHONY: up test venv assets models bench migrate worker api test-deps clean frontend client
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,12 +19,26 @@ $(INSTALLED): pyproject.toml
 venv: $(INSTALLED)
 
 ## Set everything up and start Tunelab on http://127.0.0.1:8000 (embedded SQLite + Redis unless configured).
-up: $(INSTALLED)
+up: $(INSTALLED) $(FRONTEND_BUILT)
 	$(BIN)/tunelab up
 
 ## Install what the tests need (packages, the SmolLM2 model) and run the whole suite.
-test: $(INSTALLED) test-deps models
+test: $(INSTALLED) test-deps models $(FRONTEND_BUILT)
+	cd frontend && npm test --silent
 	$(BIN)/python -m pytest
+
+frontend/node_modules/.package-lock.json: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+
+## Build the web UI (Node from the machine, `npm ci` with the committed lock file).
+frontend: $(FRONTEND_BUILT)
+
+$(FRONTEND_BUILT): frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)
+	cd frontend && npm run build --silent
+
+## Regenerate the typed API client from the OpenAPI document (CI fails when the committed one is stale).
+client: $(INSTALLED) frontend/node_modules/.package-lock.json
+	scripts/generate-client.sh
 
 test-deps:
 	@scripts/install-test-deps.sh

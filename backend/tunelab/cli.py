@@ -39,6 +39,15 @@ def cmd_assets(_: argparse.Namespace) -> None:
     print(f"bundled models in {settings.models_dir}, sample datasets in {settings.samples_dir}")
 
 
+def cmd_openapi(_: argparse.Namespace) -> None:
+    """Print the OpenAPI document; the frontend's typed client is generated from it."""
+    import json
+
+    from tunelab.main import create_app
+
+    print(json.dumps(create_app().openapi(), indent=2, sort_keys=True))
+
+
 def cmd_api(args: argparse.Namespace) -> None:
     import uvicorn
 
@@ -137,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     worker.set_defaults(func=cmd_worker)
     sub.add_parser("migrate", help="upgrade the database schema to the latest version").set_defaults(func=cmd_migrate)
     sub.add_parser("assets", help="build the bundled tiny model and sample datasets").set_defaults(func=cmd_assets)
+    sub.add_parser("openapi", help="print the OpenAPI document of the HTTP API").set_defaults(func=cmd_openapi)
     args = parser.parse_args(argv)
     args.func(args)
 

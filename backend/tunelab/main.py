@@ -60,7 +60,33 @@ def create_app() -> FastAPI:
     for module in (runs, metrics, datasets, models, methods, health):
         app.include_router(module.router, prefix="/api/v1")
     _declare_raw_body_schemas(app)
+    _serve_spa(app)
     return app
+
+
+NOT_BUILT_PAGE = """<!doctype html><title>Tunelab</title><body style="font-family:system-ui;padding:40px">
+<h1>Tunelab's API is running, but its web UI is not built</h1>
+<p>Run <code>make up</code> (it builds the UI with npm), or <code>cd frontend &amp;&amp; npm ci &amp;&amp; npm run build</code>.
+The API is at <a href="/api/docs">/api/docs</a>.</p></body>"""
+
+
+def _serve_spa(app: FastAPI) -> None:
+    """The built React app at /: files by path, index.html for every other page so deep links survive a reload."""
+    from fastapi.responses import FileResponse, HTMLResponse
+
+    dist = get_settings().frontend_dir.resolve()
+
+    @app.get("/{path:path}", include_in_schema=False)
+    def read_spa(path: str):
+        if path == "api" or path.startswith("api/"):
+            raise AppError("NOT_FOUND", f"no API route /{path}")
+        index = dist / "index.html"
+        if not index.is_file():
+            return HTMLResponse(NOT_BUILT_PAGE, status_code=503)
+        candidate = (dist / path).resolve()
+        if path and candidate.is_relative_to(dist) and candidate.is_file():
+            return FileResponse(candidate)
+        return FileResponse(index, headers={"Cache-Control": "no-cache"})
 
 
 def _declare_raw_body_schemas(app: FastAPI) -> None:

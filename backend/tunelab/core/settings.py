@@ -20,6 +20,9 @@ class Settings(BaseSettings):
     artifact_dir: Path | None = Field(None, description="Where run artifacts are written; default data_dir/artifacts")
     dataset_dir: Path | None = Field(None, description="Where uploaded datasets are stored; default data_dir/datasets")
     models_dir: Path | None = Field(None, description="Bundled and downloaded base models; default data_dir/models")
+    frontend_dir: Path = Field(
+        Path(__file__).resolve().parents[3] / "frontend" / "dist", description="The built web UI served at /"
+    )
     host: str = "127.0.0.1"
     port: int = 8000
     queues: str = Field("cpu", description="Comma-separated Celery queues a worker consumes (cpu, gpu, …)")

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+
+import { formatBytes, formatDuration, formatNumber, formatPercent, runDuration } from "./format";
+
+describe("format", () => {
+  it("shows losses with four significant digits and tiny values in exponent form", () => {
+    expect(formatNumber(2.345678)).toBe("2.346");
+    expect(formatNumber(0.0000123)).toBe("1.23e-5");
+    expect(formatNumber(null)).toBe("—");
+  });
+  it("shows memory in binary units", () => {
+    expect(formatBytes(1536)).toBe("1.5 KiB");
+    expect(formatBytes(3 * 1024 ** 3)).toBe("3.0 GiB");
+  });
+  it("shows small trainable shares with two significant digits", () => {
+    expect(formatPercent(0.123456)).toBe("0.12 %");
+    expect(formatPercent(100)).toBe("100.0 %");
+  });
+  it("measures a run from start to finish, or to now while it runs", () => {
+    expect(runDuration("2026-01-01T00:00:00Z", "2026-01-01T00:01:30Z")).toBe(90);
+    expect(runDuration("2026-01-01T00:00:00Z", null, Date.parse("2026-01-01T00:00:10Z"))).toBe(10);
+    expect(formatDuration(90)).toBe("1 min 30 s");
+  });
+});

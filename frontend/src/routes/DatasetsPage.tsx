@@ -1,0 +1,3 @@
+export function DatasetsPage() {
+  return <h1>DatasetsPage</h1>;
+}

@@ -1,0 +1,3 @@
+export function NewRunPage() {
+  return <h1>NewRunPage</h1>;
+}
