@@ -60,6 +60,8 @@ def test_run_list_filters_sorts_and_pages(client, assets, sample_id):
     assert [r["name"] for r in second["data"]] == ["page-2", "page-3"]
     queued = client.get("/api/v1/runs", params={"status": "queued", "method": "lora", "q": "page-"}).json()
     assert queued["count"] == 5
+    picked = client.get("/api/v1/runs", params={"ids": created[1:3]}).json()
+    assert sorted(r["id"] for r in picked["data"]) == created[1:3] and picked["count"] == 2
     positions = [client.get(f"/api/v1/runs/{i}").json()["queue_position"] for i in created]
     assert positions == sorted(positions) and len(set(positions)) == 5
     for run_id in created:

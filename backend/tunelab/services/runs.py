@@ -160,7 +160,9 @@ def _decode_cursor(cursor: str | None) -> int:
 
 
 def _filtered(stmt: Select, status: list[RunStatus] | None, method: str | None, objective: str | None,
-              model: str | None, q: str | None) -> Select:
+              model: str | None, q: str | None, ids: list[int] | None = None) -> Select:
+    if ids:
+        stmt = stmt.where(Run.id.in_(ids))
     if status:
         stmt = stmt.where(Run.status.in_(status))
     if method:
@@ -179,14 +181,14 @@ def _filtered(stmt: Select, status: list[RunStatus] | None, method: str | None, 
 def list_runs(session: Session, *, status: list[RunStatus] | None = None, method: str | None = None,
               objective: str | None = None, model: str | None = None, q: str | None = None,
               sort: RunSortField = "queued_at", order: str = "desc", limit: int = 50,
-              cursor: str | None = None) -> RunsPublic:
+              cursor: str | None = None, ids: list[int] | None = None) -> RunsPublic:
     offset = _decode_cursor(cursor)
     column = _SORT_COLUMNS[sort]
     direction = column.desc().nulls_last() if order == "desc" else column.asc().nulls_last()
     tie = Run.id.desc() if order == "desc" else Run.id.asc()
-    stmt = _filtered(select(Run), status, method, objective, model, q).order_by(direction, tie)
+    stmt = _filtered(select(Run), status, method, objective, model, q, ids).order_by(direction, tie)
     runs = list(session.scalars(stmt.offset(offset).limit(limit + 1)))
-    count = session.scalar(_filtered(select(func.count(Run.id)), status, method, objective, model, q)) or 0
+    count = session.scalar(_filtered(select(func.count(Run.id)), status, method, objective, model, q, ids)) or 0
     next_cursor = _encode_cursor(offset + limit) if len(runs) > limit else None
     return RunsPublic(data=to_public_many(session, runs[:limit]), count=count, next_cursor=next_cursor)
 

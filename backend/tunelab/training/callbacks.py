@@ -43,6 +43,8 @@ class SinkCallback(TrainerCallback):
             num_tokens = float(logs.get("num_tokens", self._tokens_at_last_log))
             if self._seconds_since_log > 0:
                 values["train/tokens_per_second"] = (num_tokens - self._tokens_at_last_log) / self._seconds_since_log
+            if "num_tokens" in logs:
+                values["train/tokens_seen"] = num_tokens  # the x axis "tokens seen" of the charts
             self._seconds_since_log, self._tokens_at_last_log = 0.0, num_tokens
         if "eval_loss" in logs:
             eval_loss = float(logs["eval_loss"])

@@ -1136,6 +1136,8 @@ export interface operations {
                 model?: string | null;
                 /** @description Text found in the name, model or method */
                 q?: string | null;
+                /** @description Only these runs (the compare view) */
+                ids?: number[] | null;
                 sort?: "queued_at" | "name" | "status" | "method" | "best_eval_loss" | "tokens_per_second" | "wall_time_s";
                 order?: "asc" | "desc";
                 limit?: number;

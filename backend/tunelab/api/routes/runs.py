@@ -27,13 +27,14 @@ def read_runs(
     objective: str | None = None,
     model: str | None = None,
     q: Annotated[str | None, Query(description="Text found in the name, model or method")] = None,
+    ids: Annotated[list[int] | None, Query(max_length=200, description="Only these runs (the compare view)")] = None,
     sort: RunSortField = "queued_at",
     order: Literal["asc", "desc"] = "desc",
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
 ) -> RunsPublic:
     return runs.list_runs(session, status=status, method=method, objective=objective, model=model, q=q, sort=sort,
-                          order=order, limit=limit, cursor=cursor)
+                          order=order, limit=limit, cursor=cursor, ids=ids)
 
 
 @router.get("/runs/{run_id}", response_model=RunPublic, responses=responses(404))
