@@ -24,6 +24,7 @@ up: $(INSTALLED) $(FRONTEND_BUILT)
 
 ## Install what the tests need (packages, the SmolLM2 model) and run the whole suite.
 test: $(INSTALLED) test-deps models $(FRONTEND_BUILT)
+	$(BIN)/ruff check backend tests scripts migrations
 	cd frontend && npm test --silent
 	$(BIN)/python -m pytest
 

@@ -2,9 +2,8 @@
 
 from typing import Annotated, NotRequired
 
-from typing_extensions import TypedDict
-
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
 from tunelab.services.downsample import MAX_POINTS_LIMIT, SeriesData
 

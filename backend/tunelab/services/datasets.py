@@ -26,9 +26,9 @@ from sqlalchemy.orm import Session, SessionTransaction
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
-from tunelab.db.models import Dataset, Project
-from tunelab.db.models.project import DEFAULT_PROJECT
+from tunelab.db.models import Dataset
 from tunelab.schemas.datasets import DatasetPreviewPublic, LengthStats, RenderedRow
+from tunelab.services.projects import default_project_id
 from tunelab.training.formats import (
     ROW_MODELS,
     SIGNATURE_KEYS,
@@ -238,7 +238,7 @@ def create_dataset(
             {"errors": validated.errors, "more_errors": validated.error_count - len(validated.errors)},
         )
     name = (name or "").strip() or Path(filename or "dataset").stem[:MAX_NAME_LENGTH]
-    project_id = _default_project_id(session)
+    project_id = default_project_id(session)
     existing = session.scalar(
         select(Dataset).where(
             Dataset.project_id == project_id,
@@ -267,7 +267,7 @@ def register_bundled_dataset(
     validated = validate_jsonl(data, fmt)
     if not validated.is_valid:
         raise AppError("DATASET_INVALID", f"bundled dataset {path}: {validated.summary()}", {"errors": validated.errors})
-    return _store(session, settings, _default_project_id(session), name, data, validated, bundled=True)
+    return _store(session, settings, default_project_id(session), name, data, validated, bundled=True)
 
 
 def _store(
@@ -334,13 +334,6 @@ def _remove_uncommitted_files(session: Session, transaction: SessionTransaction)
             path.unlink(missing_ok=True)
         except OSError:
             log.warning("could not remove uncommitted dataset file %s", path, exc_info=True)
-
-
-def _default_project_id(session: Session) -> int:
-    project_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
-    if project_id is None:
-        raise AppError("PROJECT_NOT_FOUND", f"project {DEFAULT_PROJECT!r} does not exist; run the migrations")
-    return project_id
 
 
 def _human_bytes(size: int) -> str:

@@ -15,12 +15,19 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.base import utcnow
-from tunelab.db.models import Dataset, MetricSummary, Project, Run, RunStatus
-from tunelab.db.models.project import DEFAULT_PROJECT
+from tunelab.db.models import Dataset, MetricSummary, Run, RunStatus
 from tunelab.db.models.run import FINISHED_STATUSES
-from tunelab.schemas.runs import RunClone, RunCreate, RunProgress, RunPublic, RunsPublic, RunSortField
+from tunelab.schemas.runs import (
+    RunClone,
+    RunCreate,
+    RunProgress,
+    RunPublic,
+    RunSortField,
+    RunsPublic,
+)
 from tunelab.services import events
 from tunelab.services.models import model_identity, resolve_model_path
+from tunelab.services.projects import default_project_id
 from tunelab.training import registry
 
 Dispatcher = Callable[[int, str], None]
@@ -32,13 +39,6 @@ def get_run(session: Session, run_id: int) -> Run:
     if run is None:
         raise AppError("RUN_NOT_FOUND", f"run {run_id} does not exist", {"run_id": run_id})
     return run
-
-
-def default_project_id(session: Session) -> int:
-    project_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
-    if project_id is None:
-        raise AppError("PROJECT_NOT_FOUND", "the default project is missing: run `tunelab migrate`")
-    return project_id
 
 
 def _params_error(exc: ValidationError) -> AppError:

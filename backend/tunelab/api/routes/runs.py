@@ -6,8 +6,16 @@ from fastapi.responses import FileResponse, StreamingResponse
 from tunelab.api.deps import DispatcherDep, SessionDep, SettingsDep
 from tunelab.core.errors import responses
 from tunelab.db.models import RunStatus
-from tunelab.schemas.runs import ArtifactPublic, ArtifactsPublic, RunClone, RunCreate, RunLogPublic, RunPublic, \
-    RunsPublic, RunSortField
+from tunelab.schemas.runs import (
+    ArtifactPublic,
+    ArtifactsPublic,
+    RunClone,
+    RunCreate,
+    RunLogPublic,
+    RunPublic,
+    RunSortField,
+    RunsPublic,
+)
 from tunelab.services import artifacts, live, run_logs, runs
 
 router = APIRouter(tags=["runs"])
