@@ -4,10 +4,10 @@ Revision ID: 0001
 Revises: 
 """
 
-from alembic import op
 import sqlalchemy as sa
-import tunelab.db.base
+from alembic import op
 
+import tunelab.db.base
 
 revision = '0001'
 down_revision = None
