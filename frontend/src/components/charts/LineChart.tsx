@@ -1,0 +1,244 @@
+// A pure uPlot line chart fed plain arrays. The plot is created once per shape (series, scale, axis) and new data
+// goes through setData, so a live update costs one canvas redraw, not a new chart.
+import { useEffect, useLayoutEffect, useMemo, useRef } from "react";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+
+import { formatNumber } from "../../lib/format";
+import { countPoints, ema, type XAxisKind } from "../../lib/series";
+import { formatAxisX, withAlpha } from "./format";
+
+export type ChartSeries = {
+  label: string;
+  color: string;
+  /** y values aligned on the chart's x; null is a gap. */
+  values: readonly (number | null)[];
+  /** Per-point bucket bounds of a downsampled series, shaded as a band. */
+  min?: readonly (number | null)[] | null;
+  max?: readonly (number | null)[] | null;
+};
+
+export type LineChartProps = {
+  /** The metric key; the root carries data-testid="chart-<key>". */
+  chartKey: string;
+  x: readonly number[];
+  series: readonly ChartSeries[];
+  /** EMA weight 0…0.99; above 0 the raw line is drawn faintly under the smoothed one. */
+  smoothing?: number;
+  logY?: boolean;
+  xKind?: XAxisKind;
+  height?: number;
+  /** Called after every redraw with the plot and the number of points drawn. */
+  onDraw?: (plot: uPlot, points: number) => void;
+};
+
+type Prepared = {
+  data: uPlot.AlignedData;
+  /** Index in `data` of each input series' line the read-out shows (smoothed when smoothing). */
+  shown: number[];
+  raw: number[];
+  points: number;
+};
+
+function positive(values: readonly (number | null)[] | null | undefined): (number | null)[] | null {
+  if (!values) return null;
+  return values.map((v) => (v !== null && v > 0 ? v : null));
+}
+
+function prepare(x: readonly number[], series: readonly ChartSeries[], smoothing: number, logY: boolean): Prepared {
+  const columns: (number | null)[][] = [];
+  const shown: number[] = [];
+  const raw: number[] = [];
+  const bands: (number | null)[][] = [];
+  let points = 0;
+  for (const s of series) {
+    const values = logY ? positive(s.values)! : (s.values as (number | null)[]);
+    points += countPoints(values);
+    columns.push(values);
+    raw.push(columns.length);
+    if (smoothing > 0) columns.push(ema(values, smoothing));
+    shown.push(columns.length);
+    if (s.min && s.max) {
+      bands.push((logY ? positive(s.max) : (s.max as (number | null)[]))!);
+      bands.push((logY ? positive(s.min) : (s.min as (number | null)[]))!);
+    }
+  }
+  return { data: [x as number[], ...columns, ...bands] as uPlot.AlignedData, shown, raw, points };
+}
+
+function nearestValue(values: ArrayLike<number | null | undefined>, idx: number): number | null {
+  for (let d = 0; d < 200; d++) {
+    const before = values[idx - d];
+    if (before !== null && before !== undefined) return before;
+    const after = values[idx + d];
+    if (after !== null && after !== undefined) return after;
+  }
+  return null;
+}
+
+function lastValue(values: ArrayLike<number | null | undefined>): number | null {
+  for (let i = values.length - 1; i >= 0; i--) {
+    const v = values[i];
+    if (v !== null && v !== undefined) return v;
+  }
+  return null;
+}
+
+export function LineChart({
+  chartKey,
+  x,
+  series,
+  smoothing = 0,
+  logY = false,
+  xKind = "step",
+  height = 220,
+  onDraw,
+}: LineChartProps) {
+  const rootRef = useRef<HTMLDivElement>(null);
+  const plotRef = useRef<HTMLDivElement>(null);
+  const xReadRef = useRef<HTMLSpanElement>(null);
+  const valueRefs = useRef<(HTMLSpanElement | null)[]>([]);
+  const uplotRef = useRef<uPlot | null>(null);
+  const zoomedRef = useRef(false);
+  const onDrawRef = useRef(onDraw);
+  onDrawRef.current = onDraw;
+
+  const smooth = Math.min(Math.max(smoothing, 0), 0.99);
+  const prepared = useMemo(() => prepare(x, series, smooth, logY), [x, series, smooth, logY]);
+  const preparedRef = useRef(prepared);
+  preparedRef.current = prepared;
+
+  const hasBands = series.some((s) => s.min && s.max);
+  const shape = JSON.stringify([series.map((s) => [s.label, s.color]), smooth > 0, logY, xKind, hasBands, height]);
+
+  // Create the plot when its shape changes.
+  useLayoutEffect(() => {
+    const host = plotRef.current;
+    const root = rootRef.current;
+    if (!host || !root) return;
+    const current = preparedRef.current;
+    const smoothed = smooth > 0;
+    const uSeries: uPlot.Series[] = [{ label: xKind }];
+    for (const s of series) {
+      uSeries.push({
+        label: s.label,
+        stroke: smoothed ? withAlpha(s.color, 0.28) : s.color,
+        width: smoothed ? 1 : 1.5,
+        spanGaps: true,
+        points: { show: false },
+      });
+      if (smoothed) uSeries.push({ label: `${s.label} (smoothed)`, stroke: s.color, width: 1.75, spanGaps: true, points: { show: false } });
+    }
+    const bands: uPlot.Band[] = [];
+    for (const s of series) {
+      if (!(s.min && s.max)) continue;
+      const maxIdx = uSeries.length;
+      uSeries.push({ label: `${s.label} max`, stroke: "transparent", width: 0, spanGaps: true, points: { show: false } });
+      uSeries.push({ label: `${s.label} min`, stroke: "transparent", width: 0, spanGaps: true, points: { show: false } });
+      bands.push({ series: [maxIdx, maxIdx + 1], fill: withAlpha(s.color, 0.12) });
+    }
+    const axisStyle = { stroke: "#5f6b7a", grid: { stroke: "#eef1f5", width: 1 }, ticks: { stroke: "#dde2e8", width: 1 }, font: "11px system-ui" };
+    const opts: uPlot.Options = {
+      width: Math.max(200, host.clientWidth),
+      height,
+      series: uSeries,
+      bands,
+      legend: { show: false },
+      cursor: { drag: { x: true, y: false }, points: { size: 6 } },
+      scales: { x: { time: false }, y: logY ? { distr: 3, log: 10 } : {} },
+      axes: [
+        { ...axisStyle, values: (_u, splits) => splits.map((v) => formatAxisX(v, xKind)) },
+        { ...axisStyle, size: 56, values: (_u, splits) => splits.map((v) => formatNumber(v, 3)) },
+      ],
+      hooks: {
+        draw: [
+          (u) => {
+            const points = preparedRef.current.points;
+            root.dataset.points = String(points);
+            root.dataset.series = String(series.length);
+            onDrawRef.current?.(u, points);
+          },
+        ],
+        setCursor: [(u) => updateReadout(u, u.cursor.idx ?? null)],
+        setSelect: [
+          (u) => {
+            if (u.select.width > 0) zoomedRef.current = true;
+          },
+        ],
+      },
+    };
+    const plot = new uPlot(opts, current.data, host);
+    uplotRef.current = plot;
+    updateReadout(plot, null);
+    const resetZoom = () => {
+      zoomedRef.current = false;
+    };
+    plot.over.addEventListener("dblclick", resetZoom);
+    const resize = new ResizeObserver(() => {
+      const width = Math.max(200, host.clientWidth);
+      if (width !== plot.width) plot.setSize({ width, height });
+    });
+    resize.observe(host);
+    return () => {
+      resize.disconnect();
+      plot.over.removeEventListener("dblclick", resetZoom);
+      plot.destroy();
+      uplotRef.current = null;
+      zoomedRef.current = false;
+    };
+    // `shape` stands for the series labels and colours, smoothing on/off, scale, axis, bands and height.
+  }, [shape]);
+
+  // New data for the same shape: setData, keeping a user's zoom.
+  useEffect(() => {
+    const plot = uplotRef.current;
+    if (!plot || plot.data === prepared.data) return;
+    plot.setData(prepared.data, !zoomedRef.current);
+    updateReadout(plot, plot.cursor.idx ?? null);
+  }, [prepared]);
+
+  function updateReadout(plot: uPlot, idx: number | null) {
+    const { shown } = preparedRef.current;
+    const data = plot.data;
+    if (xReadRef.current) {
+      xReadRef.current.textContent = idx === null ? "latest" : `${xKind === "step" ? "step " : ""}${formatAxisX(data[0][idx], xKind)}`;
+    }
+    shown.forEach((col, i) => {
+      const el = valueRefs.current[i];
+      if (!el) return;
+      const values = data[col] as ArrayLike<number | null>;
+      const v = idx === null ? lastValue(values) : nearestValue(values, idx);
+      el.textContent = formatNumber(v, 4);
+    });
+  }
+
+  return (
+    <div
+      className="chart"
+      ref={rootRef}
+      data-testid={`chart-${chartKey}`}
+      data-series={series.length}
+      data-points={prepared.points}
+    >
+      <div className="chart-plot" ref={plotRef} />
+      <div className="chart-legend">
+        <span className="chart-legend-x" ref={xReadRef}>
+          latest
+        </span>
+        {series.map((s, i) => (
+          <span className="chart-legend-item" key={`${s.label}-${i}`}>
+            <i className="chart-swatch" style={{ background: s.color }} />
+            <span className="chart-legend-label">{s.label}</span>
+            <span
+              className="chart-legend-value"
+              ref={(el) => {
+                valueRefs.current[i] = el;
+              }}
+            />
+          </span>
+        ))}
+      </div>
+    </div>
+  );
+}
+

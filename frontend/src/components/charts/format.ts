@@ -1,0 +1,40 @@
+/** Axis and colour helpers shared by the charts. */
+import { formatCount, formatNumber } from "../../lib/format";
+import type { XAxisKind } from "../../lib/series";
+
+export const X_AXIS_LABELS: Record<XAxisKind, string> = {
+  step: "Step",
+  time: "Relative time",
+  tokens: "Tokens seen",
+};
+
+/** Short relative time for axis ticks: 45s, 12m30s, 3h05m. */
+export function formatShortDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return "";
+  const sign = seconds < 0 ? "-" : "";
+  const s = Math.abs(seconds);
+  if (s < 60) return `${sign}${Number(s.toFixed(s < 10 ? 1 : 0))}s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) {
+    const rest = Math.round(s % 60);
+    return `${sign}${minutes}m${rest ? `${String(rest).padStart(2, "0")}s` : ""}`;
+  }
+  return `${sign}${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}
+
+export function formatAxisX(value: number | null | undefined, kind: XAxisKind): string {
+  if (value === null || value === undefined) return "—";
+  if (kind === "time") return formatShortDuration(value);
+  if (kind === "tokens") return formatCount(Math.round(value));
+  return Number.isInteger(value) ? String(value) : formatNumber(value, 4);
+}
+
+/** The colour with an alpha: for hsl()/rgb() strings in CSS colour level 4 form and #rrggbb. */
+export function withAlpha(color: string, alpha: number): string {
+  if (color.startsWith("#") && color.length === 7) {
+    return `${color}${Math.round(alpha * 255).toString(16).padStart(2, "0")}`;
+  }
+  const match = /^(hsl|rgb)\((.*)\)$/.exec(color);
+  if (match && !match[2].includes("/")) return `${match[1]}(${match[2]} / ${alpha})`;
+  return color;
+}

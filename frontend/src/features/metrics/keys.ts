@@ -1,0 +1,45 @@
+/** The metric keys the trainer logs, in the order the pages show them. */
+export const RUN_CHART_KEYS = [
+  "train/loss",
+  "eval/loss",
+  "train/learning_rate",
+  "train/grad_norm",
+  "train/tokens_per_second",
+] as const;
+
+const ORDER = [
+  ...RUN_CHART_KEYS,
+  "eval/perplexity",
+  "train/mean_token_accuracy",
+  "eval/mean_token_accuracy",
+  "train/epoch",
+];
+
+/** Keys that serve as an axis rather than a chart. */
+export const AXIS_KEYS = new Set(["train/tokens_seen"]);
+
+export const METRIC_TITLES: Record<string, string> = {
+  "train/loss": "Train loss",
+  "eval/loss": "Eval loss",
+  "train/learning_rate": "Learning rate",
+  "train/grad_norm": "Gradient norm",
+  "train/tokens_per_second": "Tokens / s",
+  "eval/perplexity": "Eval perplexity",
+  "train/mean_token_accuracy": "Train token accuracy",
+  "eval/mean_token_accuracy": "Eval token accuracy",
+  "train/epoch": "Epoch",
+};
+
+/** Known keys first in their usual order, then any others alphabetically. */
+export function sortMetricKeys(keys: Iterable<string>): string[] {
+  const rank = (key: string) => {
+    const i = ORDER.indexOf(key);
+    return i === -1 ? ORDER.length : i;
+  };
+  return [...new Set(keys)].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+/** exp(loss) for a token-level cross-entropy loss; null when there is no loss yet. */
+export function perplexity(loss: number | null | undefined): number | null {
+  return loss === null || loss === undefined ? null : Math.exp(loss);
+}

@@ -1,0 +1,77 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { Link } from "react-router";
+
+import { api, unwrap, type Run } from "../../../api/client";
+import { ErrorBox, ProgressBar, StatusBadge } from "../../../components/ui/ui";
+import { formatDuration } from "../../../lib/format";
+import { isFinished, runKeys } from "../../runs/api/queries";
+
+export function RunHeader({ run }: { run: Run }) {
+  const queryClient = useQueryClient();
+  const cancel = useMutation({
+    mutationFn: async () =>
+      unwrap(await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: run.id } } })),
+    onSuccess: (updated) => queryClient.setQueryData(runKeys.detail(run.id), updated),
+  });
+  const active = !isFinished(run);
+  const { progress } = run;
+  const stepLabel = progress.total_steps ? `step ${progress.current_step} / ${progress.total_steps}` : `step ${progress.current_step}`;
+  const eta = progress.eta_seconds !== null ? ` · ETA ${formatDuration(progress.eta_seconds)}` : "";
+
+  return (
+    <section className="card run-header" data-testid="run-header">
+      <div className="run-title">
+        <h1>{run.name}</h1>
+        <StatusBadge status={run.status} />
+        {run.external && <span className="badge badge-queued">external</span>}
+        {run.cancel_requested && run.status === "running" && <span className="help">stopping…</span>}
+        <div className="card-actions run-actions">
+          {active && (
+            <button
+              className="danger"
+              data-testid="cancel-run"
+              disabled={cancel.isPending || run.cancel_requested}
+              onClick={() => {
+                if (window.confirm(`Cancel run “${run.name}”? It stops at the next step and keeps what it saved.`)) {
+                  cancel.mutate();
+                }
+              }}
+            >
+              {run.cancel_requested ? "Canceling…" : "Cancel"}
+            </button>
+          )}
+          {!run.external && (
+            <Link className="button" to={`/runs/new?clone=${run.id}`} data-testid="clone-run">
+              Clone
+            </Link>
+          )}
+          <Link className="button" to={`/compare?runs=${run.id}`}>
+            Compare…
+          </Link>
+        </div>
+      </div>
+      <div className="run-meta help">
+        #{run.id} · {run.objective} · {run.method} · {run.model}
+        {run.worker ? ` · worker ${run.worker}` : ""} · queue {run.queue}
+        {run.started_at ? ` · started ${new Date(run.started_at).toLocaleString()}` : ""}
+        {run.finished_at ? ` · finished ${new Date(run.finished_at).toLocaleString()}` : ""}
+      </div>
+      {(run.status === "failed" || run.status === "canceled") && run.status_reason && (
+        <div className={run.status === "failed" ? "error-box" : "notice"} data-testid="status-reason">
+          {run.status_reason}
+        </div>
+      )}
+      {run.status === "queued" && (
+        <p className="queue-position" data-testid="queue-position">
+          Queued{run.queue_position !== null ? ` · position ${run.queue_position} in ${run.queue}` : ""}
+        </p>
+      )}
+      {run.status === "running" && (
+        <div className="run-progress" data-testid="run-progress">
+          <ProgressBar percent={progress.percent} label={`${stepLabel}${progress.percent !== null ? ` · ${progress.percent.toFixed(0)} %` : ""}${eta}`} />
+        </div>
+      )}
+      {cancel.error && <ErrorBox error={cancel.error} />}
+    </section>
+  );
+}
