@@ -1,3 +1,35 @@
+import { useQuery } from "@tanstack/react-query";
+import { useSearchParams } from "react-router";
+
+import { Card, EmptyState, ErrorBox, Loading } from "../components/ui/ui";
+import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
+import { DatasetPreview } from "../features/datasets/components/DatasetPreview";
+import { DatasetsTable } from "../features/datasets/components/DatasetsTable";
+import { UploadCard } from "../features/datasets/components/UploadCard";
+import { modelsQueryOptions } from "../features/runs/api/queries";
+
 export function DatasetsPage() {
-  return <h1>DatasetsPage</h1>;
+  const [searchParams, setSearchParams] = useSearchParams();
+  const datasets = useQuery(allDatasetsQueryOptions());
+  const models = useQuery(modelsQueryOptions());
+  const selectedId = Number(searchParams.get("dataset")) || undefined;
+  const selected = datasets.data?.data.find((d) => d.id === selectedId);
+  const select = (id: number) => setSearchParams({ dataset: String(id) }, { replace: true });
+
+  return (
+    <>
+      <h1>Datasets</h1>
+      <UploadCard onUploaded={(dataset) => select(dataset.id)} />
+      <Card title={datasets.data ? `Datasets (${datasets.data.count})` : "Datasets"}>
+        {datasets.error && <ErrorBox error={datasets.error} />}
+        {datasets.isPending && <Loading what="datasets" />}
+        {datasets.data && datasets.data.data.length === 0 && <EmptyState title="No datasets yet — upload one above" />}
+        {datasets.data && datasets.data.data.length > 0 && (
+          <DatasetsTable datasets={datasets.data.data} selectedId={selectedId} onSelect={select} />
+        )}
+      </Card>
+      {selected && <DatasetPreview dataset={selected} models={models.data?.data ?? []} />}
+      {datasets.data && !selected && datasets.data.data.length > 0 && <p className="help">Choose a dataset to preview its rows and lengths.</p>}
+    </>
+  );
 }

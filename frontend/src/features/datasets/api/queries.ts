@@ -1,0 +1,46 @@
+// queryOptions factories for datasets: every dataset (all pages) for lists and pickers, and row previews.
+import { queryOptions } from "@tanstack/react-query";
+
+import { api, unwrap } from "../../../api/client";
+import type { Dataset } from "../../../api/client";
+
+export const PREVIEW_ROWS = 10;
+const PAGE_LIMIT = 100; // the server's maximum page size
+
+export const datasetKeys = {
+  all: ["datasets"] as const,
+  everything: ["datasets", "all"] as const,
+  preview: (datasetId: number, model: string | null) => ["datasets", "preview", datasetId, model] as const,
+};
+
+/** Every dataset, following the cursor: pickers and the datasets page need the whole list, and it is short. */
+export function allDatasetsQueryOptions() {
+  return queryOptions({
+    queryKey: datasetKeys.everything,
+    queryFn: async ({ signal }) => {
+      const data: Dataset[] = [];
+      let cursor: string | null | undefined;
+      do {
+        const page = unwrap(await api.GET("/api/v1/datasets", { params: { query: { limit: PAGE_LIMIT, cursor } }, signal }));
+        data.push(...page.data);
+        cursor = page.next_cursor;
+      } while (cursor);
+      return { data, count: data.length };
+    },
+  });
+}
+
+export function datasetPreviewQueryOptions(datasetId: number, model?: string) {
+  return queryOptions({
+    queryKey: datasetKeys.preview(datasetId, model ?? null),
+    queryFn: async ({ signal }) =>
+      unwrap(
+        await api.GET("/api/v1/datasets/{dataset_id}/preview", {
+          params: { path: { dataset_id: datasetId }, query: { model: model ?? null, limit: PREVIEW_ROWS } },
+          signal,
+        }),
+      ),
+    // A dataset never changes after upload; only the tokenizer asked for does.
+    staleTime: Infinity,
+  });
+}

@@ -1,0 +1,112 @@
+// A dataset's first rows as the model sees them, and its length statistics in characters and, with a model, tokens.
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+
+import type { Dataset, Schemas } from "../../../api/client";
+import { Card, ErrorBox, Loading } from "../../../components/ui/ui";
+import { formatNumber } from "../../../lib/format";
+import { datasetPreviewQueryOptions } from "../api/queries";
+
+type Props = { dataset: Dataset; models: Schemas["ModelPublic"][] };
+
+export function DatasetPreview({ dataset, models }: Props) {
+  const [model, setModel] = useState("");
+  const preview = useQuery(datasetPreviewQueryOptions(dataset.id, model || undefined));
+  const data = preview.data;
+
+  return (
+    <Card
+      title={`Preview · ${dataset.name}`}
+      actions={
+        <>
+          <label htmlFor="preview-model" className="inline-label">
+            Tokenizer
+          </label>
+          <select id="preview-model" value={model} onChange={(e) => setModel(e.target.value)}>
+            <option value="">None (characters only)</option>
+            {models.map((m) => (
+              <option key={m.name} value={m.name} disabled={!m.available}>
+                {m.title}
+                {m.available ? "" : " (unavailable)"}
+              </option>
+            ))}
+          </select>
+        </>
+      }
+    >
+      {preview.error && <ErrorBox error={preview.error} />}
+      {preview.isPending && <Loading what="preview" />}
+      {data && (
+        <>
+          <div className="grid-2 stats-grid">
+            <LengthStats title="Characters" stats={data.char_stats ?? dataset.stats.chars ?? null} />
+            {model ? (
+              <LengthStats title={`Tokens (${models.find((m) => m.name === model)?.title ?? model})`} stats={data.token_stats ?? null} />
+            ) : (
+              <div className="help">Choose a tokenizer to see token lengths (p50 / p95 / max).</div>
+            )}
+          </div>
+          <h3>
+            First {data.rows.length} of {dataset.row_count} rows
+          </h3>
+          <ol className="preview-rows">
+            {data.rows.map((row) => (
+              <PreviewRow key={row.line} row={row} />
+            ))}
+          </ol>
+        </>
+      )}
+    </Card>
+  );
+}
+
+function LengthStats({ title, stats }: { title: string; stats: Schemas["LengthStats"] | null }) {
+  return (
+    <div>
+      <h3>{title}</h3>
+      {stats ? (
+        <div className="stat-row">
+          {(["p50", "p95", "max", "mean", "min"] as const).map((key) => (
+            <div className="stat" key={key}>
+              <span className="value">{formatNumber(stats[key], 4)}</span>
+              <span className="label">{key}</span>
+            </div>
+          ))}
+          <div className="stat">
+            <span className="value">{stats.count}</span>
+            <span className="label">rows</span>
+          </div>
+        </div>
+      ) : (
+        <div className="help">Not available.</div>
+      )}
+    </div>
+  );
+}
+
+function PreviewRow({ row }: { row: Schemas["RenderedRow"] }) {
+  const hasPair = row.prompt != null || row.completion != null;
+  return (
+    <li className="preview-row">
+      <div className="help">line {row.line}</div>
+      {hasPair && (
+        <div className={row.rejected != null ? "grid-3" : "grid-2"}>
+          <Segment label="Prompt" text={row.prompt} />
+          <Segment label={row.rejected != null ? "Chosen" : "Completion"} text={row.completion} />
+          {row.rejected != null && <Segment label="Rejected" text={row.rejected} />}
+        </div>
+      )}
+      {!hasPair && row.text != null && <Segment label="Text" text={row.text} />}
+      {!hasPair && row.text == null && <Segment label="Raw (choose a tokenizer to render the chat template)" text={JSON.stringify(row.raw, null, 2)} />}
+    </li>
+  );
+}
+
+function Segment({ label, text }: { label: string; text?: string | null }) {
+  return (
+    <div className="segment">
+      <div className="segment-label">{label}</div>
+      <pre>{text ?? "—"}</pre>
+    </div>
+  );
+}

@@ -1,0 +1,241 @@
+// The launch form: what to train (objective, method, model, dataset) and the method's parameters from its schema.
+import { useMemo, useState } from "react";
+import type { FormEvent, ReactNode } from "react";
+import { Link, useNavigate } from "react-router";
+
+import { ApiError } from "../../api/client";
+import type { Run } from "../../api/client";
+import { Card, ErrorBox } from "../../components/ui/ui";
+import { useCreateRun } from "../runs/api/mutations";
+import { datasetsFor, fitToObjective, initialChoice, methodsFor } from "./launchChoice";
+import type { Catalog, LaunchChoice } from "./launchChoice";
+import { SchemaForm } from "./SchemaForm";
+import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
+import type { FormValue, FormValues, JsonSchema } from "./schemaFields";
+
+const TOP_FIELDS = ["name", "objective", "method", "model", "dataset", "queue"];
+
+export function LaunchForm({ catalog, source }: { catalog: Catalog; source?: Run }) {
+  const navigate = useNavigate();
+  const create = useCreateRun();
+  const [choice, setChoice] = useState<LaunchChoice>(() => initialChoice(catalog, source));
+  const [seedParams, setSeedParams] = useState(choice.seedParams);
+  /** Params the user typed; they survive a change of method where the new method has the same field. */
+  const [edited, setEdited] = useState<FormValues>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [topError, setTopError] = useState<string | null>(null);
+
+  const objective = catalog.objectives.find((o) => o.name === choice.objective);
+  const methods = methodsFor(catalog, choice.objective);
+  const method = catalog.methods.find((m) => m.name === choice.method);
+  const datasets = datasetsFor(catalog, choice.objective);
+  const model = catalog.models.find((m) => m.name === choice.model);
+  const unavailable = catalog.models.filter((m) => !m.available);
+
+  const fields = useMemo(() => (method ? describeSchema(method.params_schema as JsonSchema) : []), [method]);
+  const values = useMemo(() => {
+    const base = toFormValues(fields, { ...method?.defaults, ...seedParams });
+    const kept = Object.fromEntries(Object.entries(edited).filter(([name]) => name in base));
+    return { ...base, ...kept };
+  }, [fields, method, seedParams, edited]);
+
+  const known = [...TOP_FIELDS, ...fields.map((f) => `params.${f.name}`)];
+  const { byField, unmatched } = assignFieldErrors(errors, known);
+
+  const clearError = (path: string) =>
+    setErrors((current) => {
+      if (!(path in current)) return current;
+      const { [path]: _removed, ...rest } = current;
+      return rest;
+    });
+
+  const update = (field: keyof LaunchChoice, value: string) => {
+    clearError(field);
+    setChoice((current) => (field === "objective" ? fitToObjective(catalog, current, value) : { ...current, [field]: value }));
+  };
+
+  const editParam = (name: string, value: FormValue) => {
+    clearError(`params.${name}`);
+    setEdited((current) => ({ ...current, [name]: value }));
+  };
+
+  const resetParams = () => {
+    setEdited({});
+    setSeedParams({});
+    setErrors((current) => Object.fromEntries(Object.entries(current).filter(([path]) => !path.startsWith("params."))));
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (create.isPending || !method) return;
+    const { params, errors: local } = toParams(fields, values, method.defaults);
+    if (!choice.model) local.model = "Choose a model";
+    if (!choice.dataset) local.dataset = "Choose a dataset";
+    setTopError(null);
+    setErrors(local);
+    if (Object.keys(local).length > 0) return;
+    create.mutate(
+      {
+        name: choice.name.trim() || null,
+        objective: choice.objective,
+        method: choice.method,
+        model: choice.model,
+        dataset: Number(choice.dataset),
+        queue: choice.queue.trim() || null,
+        params,
+        external: false,
+      },
+      {
+        onSuccess: (run) => navigate(`/runs/${run.id}`),
+        onError: (error) => {
+          const fieldErrors = error instanceof ApiError ? error.fieldErrors() : {};
+          setErrors(fieldErrors);
+          setTopError(Object.keys(fieldErrors).length > 0 ? null : error.message);
+        },
+      },
+    );
+  };
+
+  const modelOptions = model || !choice.model ? catalog.models : [...catalog.models, { name: choice.model, title: choice.model, available: true }];
+  const sourceDatasetMissing = choice.dataset !== "" && !datasets.some((d) => String(d.id) === choice.dataset);
+
+  return (
+    <form onSubmit={submit} noValidate className="launch-form">
+      {topError && <ErrorBox error={topError} />}
+      {unmatched.length > 0 && <ErrorBox error={unmatched.map(([path, message]) => `${path}: ${message}`).join(" · ")} />}
+
+      <Card title="What to train">
+        <div className="form-grid">
+          <TopField name="name" label="Name" error={byField.name} help="Empty: <method>-<model>-<n>">
+            <input
+              {...inputProps("name", byField.name)}
+              type="text"
+              value={choice.name}
+              placeholder="auto"
+              onChange={(e) => update("name", e.target.value)}
+            />
+          </TopField>
+          <TopField name="objective" label="Objective" error={byField.objective} help={objective?.description}>
+            <select {...inputProps("objective", byField.objective)} value={choice.objective} onChange={(e) => update("objective", e.target.value)}>
+              {catalog.objectives.map((o) => (
+                <option key={o.name} value={o.name}>
+                  {o.title}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField name="method" label="Method" error={byField.method} help={method?.description}>
+            <select {...inputProps("method", byField.method)} value={choice.method} onChange={(e) => update("method", e.target.value)}>
+              {!method && <option value={choice.method}>{choice.method || "—"}</option>}
+              {methods.map((m) => (
+                <option key={m.name} value={m.name}>
+                  {m.title}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField
+            name="model"
+            label="Base model"
+            error={byField.model}
+            help={
+              <>
+                {model && <span>{model.description}</span>}
+                {unavailable.map((m) => (
+                  <span key={m.name} className="unavailable-model">
+                    {" "}
+                    {m.title} is not on this server{m.how_to_get && <>: get it with <code>{m.how_to_get}</code></>}.
+                  </span>
+                ))}
+              </>
+            }
+          >
+            <select {...inputProps("model", byField.model)} value={choice.model} onChange={(e) => update("model", e.target.value)}>
+              {!choice.model && <option value="">—</option>}
+              {modelOptions.map((m) => (
+                <option key={m.name} value={m.name} disabled={!m.available}>
+                  {m.title}
+                  {m.available ? "" : " (unavailable)"}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField
+            name="dataset"
+            label="Dataset"
+            error={byField.dataset}
+            help={
+              <>
+                Formats: {objective?.dataset_formats.join(", ")}. <Link to="/datasets">Upload a dataset</Link>
+              </>
+            }
+          >
+            <select {...inputProps("dataset", byField.dataset)} value={choice.dataset} onChange={(e) => update("dataset", e.target.value)}>
+              {(choice.dataset === "" || sourceDatasetMissing) && <option value={choice.dataset}>{choice.dataset ? `#${choice.dataset}` : "—"}</option>}
+              {datasets.map((d) => (
+                <option key={d.id} value={String(d.id)}>
+                  {d.name} · {d.format} · {d.row_count} rows{d.bundled ? " · bundled" : ""}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField name="queue" label="Queue" error={byField.queue} help="Worker queue (cpu, gpu, …); empty: the server's default">
+            <input
+              {...inputProps("queue", byField.queue)}
+              type="text"
+              value={choice.queue}
+              placeholder="default"
+              onChange={(e) => update("queue", e.target.value)}
+            />
+          </TopField>
+        </div>
+      </Card>
+
+      {method && (
+        <Card
+          title={`Parameters · ${method.title}`}
+          actions={
+            <button type="button" onClick={resetParams}>
+              Reset to defaults
+            </button>
+          }
+        >
+          <SchemaForm fields={fields} values={values} errors={byField} onChange={editParam} />
+        </Card>
+      )}
+
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={create.isPending || !method}>
+          Launch run
+        </button>
+        {create.isPending && <span className="help">Launching…</span>}
+      </div>
+    </form>
+  );
+}
+
+function inputProps(name: string, error?: string) {
+  return {
+    id: `field-${name}`,
+    name,
+    "aria-invalid": error ? true : undefined,
+    "aria-describedby": `field-${name}-help${error ? ` field-${name}-error` : ""}`,
+  };
+}
+
+function TopField({ name, label, error, help, children }: { name: string; label: string; error?: string; help?: ReactNode; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={`field-${name}`}>{label}</label>
+      {children}
+      {error && (
+        <div className="field-error" id={`field-${name}-error`} data-testid={`field-error-${name}`}>
+          {error}
+        </div>
+      )}
+      <div className="help" id={`field-${name}-help`}>
+        {help}
+      </div>
+    </div>
+  );
+}

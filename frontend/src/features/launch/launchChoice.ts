@@ -1,0 +1,65 @@
+// What the launch form starts with: a cloned run's choices, else the bundled model and sample dataset.
+import type { Dataset, Run, Schemas } from "../../api/client";
+
+export const BUNDLED_MODEL = "tunelab-tiny";
+
+export type Catalog = {
+  objectives: Schemas["ObjectivePublic"][];
+  methods: Schemas["MethodPublic"][];
+  models: Schemas["ModelPublic"][];
+  datasets: Dataset[];
+};
+
+export type LaunchChoice = {
+  name: string;
+  objective: string;
+  method: string;
+  model: string;
+  dataset: string;
+  queue: string;
+  /** Params to start from instead of the method's defaults (a cloned run's). */
+  seedParams: Record<string, unknown>;
+};
+
+export function methodsFor(catalog: Catalog, objective: string) {
+  return catalog.methods.filter((m) => m.objectives.includes(objective));
+}
+
+/** Datasets an objective can train on, bundled ones first. */
+export function datasetsFor(catalog: Catalog, objective: string): Dataset[] {
+  const formats = catalog.objectives.find((o) => o.name === objective)?.dataset_formats ?? [];
+  return catalog.datasets.filter((d) => formats.includes(d.format)).sort((a, b) => Number(b.bundled) - Number(a.bundled));
+}
+
+/** Keep the method and dataset when the objective changes if they still fit, else take the first that does. */
+export function fitToObjective(catalog: Catalog, choice: LaunchChoice, objective: string): LaunchChoice {
+  const methods = methodsFor(catalog, objective);
+  const datasets = datasetsFor(catalog, objective);
+  return {
+    ...choice,
+    objective,
+    method: methods.some((m) => m.name === choice.method) ? choice.method : (methods[0]?.name ?? ""),
+    dataset: datasets.some((d) => String(d.id) === choice.dataset) ? choice.dataset : String(datasets[0]?.id ?? ""),
+  };
+}
+
+export function initialChoice(catalog: Catalog, source?: Run): LaunchChoice {
+  if (source) {
+    const params = source.config.params;
+    const configDataset = source.config.dataset as { id?: number } | undefined;
+    return {
+      name: `${source.name} (clone)`,
+      objective: source.objective,
+      method: source.method,
+      model: source.model,
+      dataset: String(source.dataset_id ?? configDataset?.id ?? ""),
+      queue: source.queue,
+      seedParams: params && typeof params === "object" ? (params as Record<string, unknown>) : {},
+    };
+  }
+  const objective = catalog.objectives.some((o) => o.name === "sft") ? "sft" : (catalog.objectives[0]?.name ?? "");
+  const available = catalog.models.filter((m) => m.available);
+  const model = available.find((m) => m.name === BUNDLED_MODEL) ?? available[0];
+  const empty = { name: "", objective, method: "", model: model?.name ?? "", dataset: "", queue: "", seedParams: {} };
+  return fitToObjective(catalog, empty, objective);
+}

@@ -1,0 +1,26 @@
+// Run mutations: each invalidates the run caches it changes, using the keys from queries.ts.
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+
+import { api, unwrap } from "../../../api/client";
+import type { Schemas } from "../../../api/client";
+import { runKeys } from "./queries";
+
+export function useCreateRun() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (body: Schemas["RunCreate"]) => unwrap(await api.POST("/api/v1/runs", { body })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: runKeys.all }),
+  });
+}
+
+export function useCancelRun() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (runId: number) =>
+      unwrap(await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: runId } } })),
+    onSuccess: (run) => {
+      queryClient.setQueryData(runKeys.detail(run.id), run);
+      return queryClient.invalidateQueries({ queryKey: runKeys.all });
+    },
+  });
+}

@@ -1,0 +1,81 @@
+// Filters above the runs table: statuses, method, model and a debounced text search.
+import { useEffect, useRef, useState } from "react";
+
+import type { RunStatus } from "../../../api/client";
+import { RUN_STATUSES } from "./runsView";
+import type { RunsView } from "./runsView";
+
+type Props = {
+  view: RunsView;
+  onChange: (view: RunsView, options?: { replace?: boolean }) => void;
+  methods: { name: string; title: string }[];
+  models: { name: string; title: string }[];
+};
+
+const SEARCH_DEBOUNCE_MS = 300;
+
+export function RunsFilters({ view, onChange, methods, models }: Props) {
+  const [text, setText] = useState(view.q ?? "");
+  const latest = useRef({ view, onChange });
+  latest.current = { view, onChange };
+
+  // The URL changed under us (back button, "Clear filters"): show its search text.
+  const [shownQ, setShownQ] = useState(view.q);
+  if (view.q !== shownQ) {
+    setShownQ(view.q);
+    if ((text.trim() || undefined) !== view.q) setText(view.q ?? "");
+  }
+
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      const q = text.trim() || undefined;
+      if (q !== latest.current.view.q) latest.current.onChange({ ...latest.current.view, q }, { replace: true });
+    }, SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [text]);
+
+  const toggleStatus = (status: RunStatus, checked: boolean) => {
+    const next = checked ? [...view.status, status] : view.status.filter((s) => s !== status);
+    onChange({ ...view, status: RUN_STATUSES.filter((s) => next.includes(s)) });
+  };
+
+  const modelOptions = view.model && !models.some((m) => m.name === view.model) ? [...models, { name: view.model, title: view.model }] : models;
+
+  return (
+    <div className="toolbar runs-filters">
+      <input
+        type="search"
+        aria-label="Search runs"
+        placeholder="Search name, model, method…"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        className="search"
+      />
+      <fieldset className="status-filter">
+        <legend className="visually-hidden">Status</legend>
+        {RUN_STATUSES.map((status) => (
+          <label key={status} className="checkbox-label">
+            <input type="checkbox" checked={view.status.includes(status)} onChange={(e) => toggleStatus(status, e.target.checked)} />
+            {status}
+          </label>
+        ))}
+      </fieldset>
+      <select aria-label="Method" value={view.method ?? ""} onChange={(e) => onChange({ ...view, method: e.target.value || undefined })}>
+        <option value="">All methods</option>
+        {methods.map((m) => (
+          <option key={m.name} value={m.name}>
+            {m.title}
+          </option>
+        ))}
+      </select>
+      <select aria-label="Model" value={view.model ?? ""} onChange={(e) => onChange({ ...view, model: e.target.value || undefined })}>
+        <option value="">All models</option>
+        {modelOptions.map((m) => (
+          <option key={m.name} value={m.name}>
+            {m.title}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
