@@ -11,7 +11,7 @@ import { metricsQueryOptions } from "../features/metrics/api/queries";
 import { seriesByKey, type RunSeriesSet } from "../features/metrics/chartData";
 import { ChartControls } from "../features/metrics/components/ChartControls";
 import { MetricChartCard } from "../features/metrics/components/MetricChartCard";
-import { useChartControls } from "../features/metrics/controls";
+import { useChartControls, useSearchUpdater } from "../features/metrics/controls";
 import { AXIS_KEYS, sortMetricKeys } from "../features/metrics/keys";
 import { isFinished, runsQueryOptions } from "../features/runs/api/queries";
 import { runColor } from "../lib/series";
@@ -20,16 +20,15 @@ const MAX_POINTS = 1000;
 const LIVE_REFRESH_MS = 5_000;
 
 export function ComparePage() {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
+  const updateSearch = useSearchUpdater();
   const raw = params.get("runs");
   const selection = parseSelection(raw);
 
   const setIds = (ids: number[]) =>
-    setParams((prev) => {
-      const next = new URLSearchParams(prev);
+    updateSearch((next) => {
       if (ids.length) next.set("runs", formatSelection(ids));
       else next.delete("runs");
-      return next;
     });
 
   return (

@@ -79,7 +79,7 @@ function RunView({ runId }: { runId: number }) {
   return (
     <div className="run-page" data-testid="run-page" data-run-id={runId}>
       <RunHeader run={run} />
-      <SummaryCards run={run} />
+      <SummaryCards run={run} liveTokensPerSecond={lastValue(series?.["train/tokens_per_second"])} />
       <section className="card charts-toolbar">
         <ChartControls value={controls} onChange={setControls} />
         <ChartsStatus run={run} metricsError={metrics.error} loading={metrics.isPending} />
@@ -103,6 +103,12 @@ function RunView({ runId }: { runId: number }) {
       </div>
     </div>
   );
+}
+
+function lastValue(series: Series | undefined): number | null {
+  if (!series) return null;
+  for (let i = series.value.length - 1; i >= 0; i--) if (series.value[i] !== null) return series.value[i];
+  return null;
 }
 
 function ChartsStatus({ run, metricsError, loading }: { run: Run; metricsError: unknown; loading: boolean }) {

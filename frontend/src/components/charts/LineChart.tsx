@@ -6,7 +6,7 @@ import "uplot/dist/uPlot.min.css";
 
 import { formatNumber } from "../../lib/format";
 import { countPoints, ema, type XAxisKind } from "../../lib/series";
-import { formatAxisX, withAlpha } from "./format";
+import { formatAxisX, formatAxisY, withAlpha } from "./format";
 
 export type ChartSeries = {
   label: string;
@@ -147,8 +147,8 @@ export function LineChart({
       cursor: { drag: { x: true, y: false }, points: { size: 6 } },
       scales: { x: { time: false }, y: logY ? { distr: 3, log: 10 } : {} },
       axes: [
-        { ...axisStyle, values: (_u, splits) => splits.map((v) => formatAxisX(v, xKind)) },
-        { ...axisStyle, size: 56, values: (_u, splits) => splits.map((v) => formatNumber(v, 3)) },
+        { ...axisStyle, values: (_u, splits) => splits.map((v) => (v === null ? "" : formatAxisX(v, xKind))) },
+        { ...axisStyle, size: 56, values: (_u, splits) => splits.map((v) => formatAxisY(v)) },
       ],
       hooks: {
         draw: [

@@ -29,6 +29,17 @@ export function formatAxisX(value: number | null | undefined, kind: XAxisKind): 
   return Number.isInteger(value) ? String(value) : formatNumber(value, 4);
 }
 
+/** Compact y tick labels: 0.004, 5.75, 1e-4, 2.5e5; empty for the ticks uPlot leaves unlabelled (log scales). */
+export function formatAxisY(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "";
+  const abs = Math.abs(value);
+  if (value !== 0 && (abs >= 1e5 || abs < 1e-3)) {
+    const [mantissa, exponent] = value.toExponential(1).split("e");
+    return `${mantissa.replace(/\.0$/, "")}e${Number(exponent)}`;
+  }
+  return formatNumber(value, 3);
+}
+
 /** The colour with an alpha: for hsl()/rgb() strings in CSS colour level 4 form and #rrggbb. */
 export function withAlpha(color: string, alpha: number): string {
   if (color.startsWith("#") && color.length === 7) {

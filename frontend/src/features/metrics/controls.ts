@@ -1,6 +1,6 @@
 // Chart controls kept in the URL, so a shared link shows the same view.
 import { useCallback } from "react";
-import { useSearchParams } from "react-router";
+import { useLocation, useNavigate, useSearchParams } from "react-router";
 
 import type { XAxisKind } from "../../lib/series";
 
@@ -9,8 +9,27 @@ export type ChartControlsState = { smoothing: number; logY: boolean; xKind: XAxi
 const X_KINDS: XAxisKind[] = ["step", "time", "tokens"];
 export const DEFAULT_SMOOTHING = 0.6;
 
+/**
+ * Change the query string in place, keeping commas readable (?runs=1,2,3 rather than URLSearchParams' %2C),
+ * so the URL stays the state a person can read, edit and share.
+ */
+export function useSearchUpdater(): (change: (params: URLSearchParams) => void, options?: { replace?: boolean }) => void {
+  const navigate = useNavigate();
+  const location = useLocation();
+  return useCallback(
+    (change, options) => {
+      const next = new URLSearchParams(location.search);
+      change(next);
+      const search = next.toString().replace(/%2C/gi, ",");
+      void navigate({ pathname: location.pathname, search: search ? `?${search}` : "", hash: location.hash }, { replace: options?.replace });
+    },
+    [navigate, location],
+  );
+}
+
 export function useChartControls(): [ChartControlsState, (patch: Partial<ChartControlsState>) => void] {
-  const [params, setParams] = useSearchParams();
+  const [params] = useSearchParams();
+  const updateSearch = useSearchUpdater();
   const rawSmooth = params.get("smooth");
   const parsed = rawSmooth === null ? DEFAULT_SMOOTHING : Number(rawSmooth);
   const smoothing = Number.isFinite(parsed) ? Math.min(Math.max(parsed, 0), 0.99) : DEFAULT_SMOOTHING;
@@ -22,9 +41,8 @@ export function useChartControls(): [ChartControlsState, (patch: Partial<ChartCo
   };
   const update = useCallback(
     (patch: Partial<ChartControlsState>) => {
-      setParams(
-        (prev) => {
-          const next = new URLSearchParams(prev);
+      updateSearch(
+        (next) => {
           if (patch.smoothing !== undefined) next.set("smooth", String(patch.smoothing));
           if (patch.logY !== undefined) {
             if (patch.logY) next.set("log", "1");
@@ -34,12 +52,11 @@ export function useChartControls(): [ChartControlsState, (patch: Partial<ChartCo
             if (patch.xKind === "step") next.delete("x");
             else next.set("x", patch.xKind);
           }
-          return next;
         },
         { replace: true },
       );
     },
-    [setParams],
+    [updateSearch],
   );
   return [state, update];
 }

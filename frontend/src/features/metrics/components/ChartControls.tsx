@@ -10,7 +10,7 @@ export function ChartControls({
   onChange: (patch: Partial<ChartControlsState>) => void;
 }) {
   return (
-    <div className="toolbar chart-controls" data-testid="chart-controls">
+    <div className="toolbar chart-controls" data-testid="metric-controls">
       <span className="control">
         <span className="control-label">Smoothing</span>
         <input

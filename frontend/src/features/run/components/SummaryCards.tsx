@@ -13,7 +13,8 @@ function Stat({ label, value, metric, title }: { label: string; value: ReactNode
   );
 }
 
-export function SummaryCards({ run }: { run: Run }) {
+/** `liveTokensPerSecond`: the latest logged throughput, shown until the run's summary has its own. */
+export function SummaryCards({ run, liveTokensPerSecond = null }: { run: Run; liveTokensPerSecond?: number | null }) {
   const wall = run.wall_time_s ?? runDuration(run.started_at, run.finished_at);
   return (
     <section className="card summary-cards" data-testid="run-summary">
@@ -29,7 +30,7 @@ export function SummaryCards({ run }: { run: Run }) {
       />
       <Stat label="Total params" metric="total_params" value={formatCount(run.total_params)} />
       <Stat label="Peak memory" metric="peak_memory_bytes" value={formatBytes(run.peak_memory_bytes)} />
-      <Stat label="Tokens / s" metric="tokens_per_second" value={formatNumber(run.tokens_per_second, 4)} />
+      <Stat label="Tokens / s" metric="tokens_per_second" value={formatNumber(run.tokens_per_second ?? liveTokensPerSecond, 4)} />
       <Stat label="Wall time" metric="wall_time_s" value={formatDuration(wall)} />
       <Stat label="Final eval loss" metric="final_eval_loss" value={formatNumber(run.final_eval_loss)} />
       <Stat label="Best eval loss" metric="best_eval_loss" value={formatNumber(run.best_eval_loss)} />

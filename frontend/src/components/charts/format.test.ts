@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+
+import { formatAxisX, formatAxisY, formatShortDuration, withAlpha } from "./format";
+
+describe("chart formats", () => {
+  it("labels y ticks compactly and leaves unlabelled log ticks empty", () => {
+    expect(formatAxisY(0.004)).toBe("0.004");
+    expect(formatAxisY(1e-4)).toBe("1e-4");
+    expect(formatAxisY(250000)).toBe("2.5e5");
+    expect(formatAxisY(null)).toBe("");
+  });
+  it("labels x ticks per axis", () => {
+    expect(formatAxisX(120, "step")).toBe("120");
+    expect(formatAxisX(95, "time")).toBe("1m35s");
+    expect(formatAxisX(1_500_000, "tokens")).toBe("1.50M");
+    expect(formatShortDuration(7200)).toBe("2h00m");
+  });
+  it("adds an alpha to hsl and hex colours", () => {
+    expect(withAlpha("hsl(10 65% 42%)", 0.3)).toBe("hsl(10 65% 42% / 0.3)");
+    expect(withAlpha("#2f6fdf", 0.5)).toBe("#2f6fdf80");
+  });
+});
