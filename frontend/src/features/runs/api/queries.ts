@@ -1,4 +1,4 @@
-// queryOptions factories: the only source of cache keys for runs, methods, models and datasets.
+// queryOptions factories: the only source of cache keys for runs, methods and models (datasets: features/datasets).
 import { queryOptions } from "@tanstack/react-query";
 
 import { api, unwrap } from "../../../api/client";
@@ -58,12 +58,5 @@ export function modelsQueryOptions() {
     queryKey: ["models"],
     queryFn: async ({ signal }) => unwrap(await api.GET("/api/v1/models", { signal })),
     staleTime: 60_000,
-  });
-}
-
-export function datasetsQueryOptions() {
-  return queryOptions({
-    queryKey: ["datasets"],
-    queryFn: async ({ signal }) => unwrap(await api.GET("/api/v1/datasets", { params: { query: { limit: 200 } }, signal })),
   });
 }
