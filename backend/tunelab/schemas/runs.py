@@ -63,6 +63,7 @@ class RunPublic(BaseModel):
     worker: str | None
     versions: dict[str, str]
     progress: RunProgress
+    metric_seq: int = Field(description="Number of the run's latest metrics flush: open its event stream after it")
     queue_position: int | None = Field(None, description="1 = next to start; only while queued")
     trainable_params: int | None
     total_params: int | None

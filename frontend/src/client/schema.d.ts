@@ -762,6 +762,11 @@ export interface components {
             latest_train_loss?: number | null;
             /** Method */
             method: string;
+            /**
+             * Metric Seq
+             * @description Number of the run's latest metrics flush: open its event stream after it
+             */
+            metric_seq: number;
             /** Model */
             model: string;
             /** Name */

@@ -54,9 +54,14 @@ function RunView({ runId }: { runId: number }) {
   const run = runQuery.data;
   const metrics = useQuery({ ...runMetricsQueryOptions(runId, INITIAL_MAX_POINTS), enabled: run !== undefined });
   const active = run !== undefined && !isFinished(run);
-  const series = useLiveRunSeries(runId, metrics.data, active, () => {
-    void queryClient.invalidateQueries({ queryKey: artifactKeys.run(runId) });
-  });
+  // The REST read of the metrics starts after this run read, so it holds every flush up to run.metric_seq.
+  const series = useLiveRunSeries(
+    runId,
+    metrics.data,
+    active,
+    () => void queryClient.invalidateQueries({ queryKey: artifactKeys.run(runId) }),
+    run?.metric_seq ?? null,
+  );
   const [controls, setControls] = useChartControls();
 
   const runs = useMemo<RunSeriesSet[]>(

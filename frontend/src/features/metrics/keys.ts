@@ -15,6 +15,15 @@ const ORDER = [
   "train/epoch",
 ];
 
+// Evaluations are a few points far apart, and schedules (learning rate, epoch) are exact by construction:
+// an EMA over either only shifts the line away from the truth, so only per-step training signals are smoothed.
+const UNSMOOTHED = new Set(["train/learning_rate", "train/epoch"]);
+
+/** Whether the smoothing slider applies to this metric's chart. */
+export function isSmoothable(key: string): boolean {
+  return !key.startsWith("eval/") && !UNSMOOTHED.has(key);
+}
+
 /** Keys that serve as an axis rather than a chart. */
 export const AXIS_KEYS = new Set(["train/tokens_seen"]);
 

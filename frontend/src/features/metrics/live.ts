@@ -29,14 +29,22 @@ export type RunEventHandlers = {
  * server replays what was missed; when the stream is closed for good (an error state), it is reopened with
  * ?after=<last seq> after an exponential backoff. After `end` it is closed, so it does not reconnect.
  */
-export function useRunEvents(runId: number, enabled: boolean, handlers: RunEventHandlers): void {
+export function useRunEvents(
+  runId: number,
+  enabled: boolean,
+  handlers: RunEventHandlers,
+  startAfterSeq: number | null = null,
+): void {
   const handlersRef = useRef(handlers);
   handlersRef.current = handlers;
+  const startRef = useRef(startAfterSeq);
+  startRef.current = startAfterSeq;
 
   useEffect(() => {
     if (!enabled) return;
     let source: EventSource | null = null;
-    let lastSeq: number | null = null;
+    // Points up to this flush are already in the REST read: the stream need not replay them.
+    let lastSeq: number | null = startRef.current;
     let failures = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let done = false;
@@ -88,6 +96,7 @@ export function useLiveRunSeries(
   base: RunMetrics | undefined,
   live: boolean,
   onEnd?: () => void,
+  startAfterSeq: number | null = null,
 ): Record<string, Series> | null {
   const queryClient = useQueryClient();
   const [series, setSeries] = useState<Record<string, Series> | null>(null);
@@ -117,28 +126,33 @@ export function useLiveRunSeries(
   if (live) streamedRun.current = runId;
   const streaming = streamedRun.current === runId && ended !== runId;
 
-  useRunEvents(runId, streaming, {
-    onPoints: (points) => {
-      pending.current.push(...points);
-      if (!loaded.current || scheduled.current) return;
-      scheduled.current = true;
-      const flush = () => {
-        scheduled.current = false;
-        const batch = pending.current;
-        pending.current = [];
-        if (batch.length) setSeries((prev) => (prev ? mergeLivePoints(prev, batch) : prev));
-      };
-      if (document.hidden) setTimeout(flush, 250);
-      else requestAnimationFrame(flush);
+  useRunEvents(
+    runId,
+    streaming,
+    {
+      onPoints: (points) => {
+        pending.current.push(...points);
+        if (!loaded.current || scheduled.current) return;
+        scheduled.current = true;
+        const flush = () => {
+          scheduled.current = false;
+          const batch = pending.current;
+          pending.current = [];
+          if (batch.length) setSeries((prev) => (prev ? mergeLivePoints(prev, batch) : prev));
+        };
+        if (document.hidden) setTimeout(flush, 250);
+        else requestAnimationFrame(flush);
+      },
+      onStatus: (run) => queryClient.setQueryData(runKeys.detail(runId), run),
+      onEnd: () => {
+        setEnded(runId);
+        void queryClient.invalidateQueries({ queryKey: runKeys.detail(runId) });
+        void queryClient.invalidateQueries({ queryKey: metricKeys.runAll(runId) });
+        onEnd?.();
+      },
     },
-    onStatus: (run) => queryClient.setQueryData(runKeys.detail(runId), run),
-    onEnd: () => {
-      setEnded(runId);
-      void queryClient.invalidateQueries({ queryKey: runKeys.detail(runId) });
-      void queryClient.invalidateQueries({ queryKey: metricKeys.runAll(runId) });
-      onEnd?.();
-    },
-  });
+    startAfterSeq,
+  );
 
   return series;
 }

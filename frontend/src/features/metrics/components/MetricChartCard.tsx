@@ -5,7 +5,7 @@ import { LineChart } from "../../../components/charts/LineChart";
 import { X_AXIS_LABELS } from "../../../components/charts/format";
 import { buildChartData, type RunSeriesSet } from "../chartData";
 import type { ChartControlsState } from "../controls";
-import { METRIC_TITLES } from "../keys";
+import { isSmoothable, METRIC_TITLES } from "../keys";
 
 /** One metric of one or more runs, drawn on the chosen axis; the chart stays mounted while there is no data. */
 export function MetricChartCard({
@@ -40,7 +40,7 @@ export function MetricChartCard({
           chartKey={metricKey}
           x={x}
           series={series}
-          smoothing={controls.smoothing}
+          smoothing={isSmoothable(metricKey) ? controls.smoothing : 0}
           logY={controls.logY}
           xKind={controls.xKind}
           height={height}

@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest";
+
+import { isSmoothable, sortMetricKeys } from "./keys";
+
+describe("metric keys", () => {
+  it("smooths per-step training signals, not evaluations or schedules", () => {
+    expect(isSmoothable("train/loss")).toBe(true);
+    expect(isSmoothable("train/grad_norm")).toBe(true);
+    expect(isSmoothable("eval/loss")).toBe(false);
+    expect(isSmoothable("train/learning_rate")).toBe(false);
+  });
+  it("orders known keys first, then the rest alphabetically", () => {
+    expect(sortMetricKeys(["zeta", "eval/loss", "alpha", "train/loss"])).toEqual(["train/loss", "eval/loss", "alpha", "zeta"]);
+  });
+});
