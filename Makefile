@@ -67,10 +67,11 @@ $(SMOLLM2_STAMP): $(INSTALLED)
 	rm -rf var/downloads/smollm2
 	touch $@
 
-## Print the metrics benchmark figures on SQLite and PostgreSQL.
-bench: $(INSTALLED)
+## Print the benchmark figures: metrics on SQLite and PostgreSQL, then the web UI in Chromium.
+bench: $(INSTALLED) test-deps $(FRONTEND_BUILT)
 	$(BIN)/python scripts/bench_metrics.py --backend sqlite
 	$(BIN)/python scripts/bench_metrics.py --backend postgres
+	$(BIN)/python scripts/bench_ui.py
 
 clean:
 	rm -rf var .pytest_cache test-artifacts
