@@ -7,7 +7,7 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class FullParams(TrainingParams):
-    learning_rate: float = Field(3e-3, gt=0, le=1.0, description="Peak learning rate of AdamW")
+    learning_rate: float = Field(3e-3, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
 
 
 register_method(

@@ -7,14 +7,18 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class Ia3Params(TrainingParams):
-    learning_rate: float = Field(1e-2, gt=0, le=1.0, description="Peak learning rate of AdamW")
+    learning_rate: float = Field(1e-2, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
     target_modules: list[str] | None = Field(
-        None, description='Modules whose outputs are rescaled (e.g. ["k_proj", "v_proj", "down_proj"]); '
-        "empty uses PEFT's default for the architecture"
+        None,
+        title="Target modules",
+        description='Modules whose outputs are rescaled (e.g. ["k_proj", "v_proj", "down_proj"]); '
+        "empty uses PEFT's default for the architecture",
     )
     feedforward_modules: list[str] | None = Field(
-        None, description="Those of target_modules that are feed-forward layers (scaled on their input); "
-        "empty uses PEFT's default for the architecture"
+        None,
+        title="Feed-forward modules",
+        description="Those of target_modules that are feed-forward layers (scaled on their input); "
+        "empty uses PEFT's default for the architecture",
     )
 
     @model_validator(mode="after")

@@ -7,12 +7,15 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class LoraParams(TrainingParams):
-    learning_rate: float = Field(5e-3, gt=0, le=1.0, description="Peak learning rate of AdamW")
-    r: int = Field(8, ge=1, le=1024, description="Rank of the update matrices")
-    lora_alpha: int = Field(16, ge=1, le=4096, description="Scale of the update: it is multiplied by lora_alpha / r")
-    lora_dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapter's input")
+    learning_rate: float = Field(5e-3, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
+    r: int = Field(8, ge=1, le=1024, title="Rank (r)", description="Rank of the update matrices")
+    lora_alpha: int = Field(
+        16, ge=1, le=4096, title="LoRA alpha", description="Scale of the update: it is multiplied by lora_alpha / r"
+    )
+    lora_dropout: float = Field(0.0, ge=0, lt=1, title="LoRA dropout", description="Dropout on the adapter's input")
     target_modules: list[str] | str = Field(
         "all-linear",
+        title="Target modules",
         description='Module names to adapt (e.g. ["q_proj", "v_proj"]), or "all-linear" for every linear layer '
         "except the output head",
     )

@@ -7,12 +7,18 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class PrefixParams(TrainingParams):
-    learning_rate: float = Field(1e-2, gt=0, le=1.0, description="Peak learning rate of AdamW")
-    num_virtual_tokens: int = Field(16, ge=1, le=1024, description="Length of the learned prefix, in positions")
-    prefix_projection: bool = Field(
-        False, description="Produce the prefix through a two-layer MLP (more parameters, often more stable)"
+    learning_rate: float = Field(1e-2, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
+    num_virtual_tokens: int = Field(
+        16, ge=1, le=1024, title="Virtual tokens", description="Length of the learned prefix, in positions"
     )
-    encoder_hidden_size: int = Field(128, ge=1, le=65536, description="Hidden size of that MLP, if used")
+    prefix_projection: bool = Field(
+        False,
+        title="Prefix projection (MLP)",
+        description="Produce the prefix through a two-layer MLP (more parameters, often more stable)",
+    )
+    encoder_hidden_size: int = Field(
+        128, ge=1, le=65536, title="Encoder hidden size", description="Hidden size of that MLP, if used"
+    )
 
 
 def build_peft_config(params: PrefixParams, tokenizer_dir: str):

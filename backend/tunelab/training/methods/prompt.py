@@ -9,13 +9,19 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class PromptParams(TrainingParams):
-    learning_rate: float = Field(3e-2, gt=0, le=1.0, description="Peak learning rate of AdamW")
-    num_virtual_tokens: int = Field(16, ge=1, le=1024, description="Number of soft tokens prepended to every input")
+    learning_rate: float = Field(3e-2, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
+    num_virtual_tokens: int = Field(
+        16, ge=1, le=1024, title="Virtual tokens", description="Number of soft tokens prepended to every input"
+    )
     prompt_tuning_init: Literal["random", "text"] = Field(
-        "random", description="Start the soft tokens at random, or at the embeddings of prompt_tuning_init_text"
+        "random",
+        title="Prompt initialisation",
+        description="Start the soft tokens at random, or at the embeddings of prompt_tuning_init_text",
     )
     prompt_tuning_init_text: str | None = Field(
-        None, description='Text whose token embeddings initialise the soft prompt (with prompt_tuning_init="text")'
+        None,
+        title="Initialisation text",
+        description='Text whose token embeddings initialise the soft prompt (with prompt_tuning_init="text")',
     )
 
     @model_validator(mode="after")

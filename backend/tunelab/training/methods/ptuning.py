@@ -9,12 +9,16 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class PtuningParams(TrainingParams):
-    learning_rate: float = Field(1e-2, gt=0, le=1.0, description="Peak learning rate of AdamW")
-    num_virtual_tokens: int = Field(16, ge=1, le=1024, description="Number of soft tokens prepended to every input")
-    encoder_reparameterization_type: Literal["MLP", "LSTM"] = Field(
-        "MLP", description="Network that turns the virtual tokens into the soft prompt"
+    learning_rate: float = Field(1e-2, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
+    num_virtual_tokens: int = Field(
+        16, ge=1, le=1024, title="Virtual tokens", description="Number of soft tokens prepended to every input"
     )
-    encoder_hidden_size: int = Field(128, ge=1, le=65536, description="Hidden size of that encoder")
+    encoder_reparameterization_type: Literal["MLP", "LSTM"] = Field(
+        "MLP", title="Prompt encoder", description="Network that turns the virtual tokens into the soft prompt"
+    )
+    encoder_hidden_size: int = Field(
+        128, ge=1, le=65536, title="Encoder hidden size", description="Hidden size of that encoder"
+    )
 
 
 def build_peft_config(params: PtuningParams, tokenizer_dir: str):
