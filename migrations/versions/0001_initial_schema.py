@@ -123,12 +123,27 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['run_id'], ['run.id'], name=op.f('fk_metric_summary_run_id_run'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('run_id', 'key', name=op.f('pk_metric_summary'))
     )
+    op.create_table('metric_rollup',
+    sa.Column('run_id', sa.Integer(), nullable=False),
+    sa.Column('key', sa.String(length=200), nullable=False),
+    sa.Column('cell', sa.BigInteger(), nullable=False),
+    sa.Column('last_step', sa.BigInteger(), nullable=False),
+    sa.Column('last_value', sa.Double(), nullable=False),
+    sa.Column('last_wall_time', sa.Double(), nullable=False),
+    sa.Column('min_value', sa.Double(), nullable=False),
+    sa.Column('max_value', sa.Double(), nullable=False),
+    sa.Column('count', sa.Integer(), nullable=False),
+    sa.ForeignKeyConstraint(['run_id'], ['run.id'], name=op.f('fk_metric_rollup_run_id_run'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('run_id', 'key', 'cell', name=op.f('pk_metric_rollup')),
+    sqlite_with_rowid=False
+    )
     # Every run and dataset belongs to a project; until teams land there is one.
     project = sa.table("project", sa.column("name", sa.String), sa.column("created_at", tunelab.db.base.UTCDateTime))
     op.bulk_insert(project, [{"name": "default", "created_at": tunelab.db.base.utcnow()}])
 
 
 def downgrade() -> None:
+    op.drop_table('metric_rollup')
     op.drop_table('metric_summary')
     with op.batch_alter_table('metric', schema=None) as batch_op:
         batch_op.drop_index('ix_metric_run_id_seq')

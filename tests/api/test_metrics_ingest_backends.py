@@ -89,16 +89,20 @@ def test_points_after_replays_in_flush_order(session):
     assert [p.step for p in metrics.points_after(session, run.id, 0, 1)] == [1]
 
 
-def test_bucketing_in_sql_matches_the_reference(session):
+@pytest.mark.parametrize("max_points", [700, 3000])  # 30,000 steps: from the rollup cells, then from the raw rows
+def test_bucketing_in_sql_matches_the_reference(session, max_points):
     run = _create_run(session)
     steps = list(range(0, 30_000, 3))
     values = [math.sin(step / 50.0) + (40.0 if step == 12_345 else 0.0) for step in steps]
     wall_times = [1.7e9 + step for step in steps]
-    metrics.ingest_points(session, run.id, [("loss", s, v, w) for s, v, w in zip(steps, values, wall_times, strict=True)])
+    points = [("loss", s, v, w) for s, v, w in zip(steps, values, wall_times, strict=True)]
+    # In several flushes, out of order, one repeated: the rollups must merge exactly what the raw rows hold.
+    for batch in (points[5000:], points[:2500], points[2000:5000]):
+        metrics.ingest_points(session, run.id, batch)
 
-    [(run_id, by_key)] = metrics.read_many(session, [run.id], ["loss"], 700).items()
+    [(run_id, by_key)] = metrics.read_many(session, [run.id], ["loss"], max_points).items()
 
-    assert by_key["loss"] == downsample(steps, values, wall_times, 700)
+    assert by_key["loss"] == downsample(steps, values, wall_times, max_points)
     assert max(by_key["loss"].max) == values[steps.index(12_345)]
 
 

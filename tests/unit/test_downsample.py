@@ -25,17 +25,20 @@ def test_a_spike_and_the_last_point_survive_bucketing():
     assert (series.step[-1], series.value[-1], series.wall_time[-1]) == (99_999, values[-1], wall_times[-1])
 
 
-def test_each_bucket_keeps_its_exact_min_max_and_last_point():
+@pytest.mark.parametrize(
+    ("max_points", "buckets"),
+    [(1000, 1000), (100, 90)],  # 10,007 steps: equal ranges, then (span > 16·N) 7 rollup cells of 16 steps a bucket
+)
+def test_each_bucket_keeps_its_exact_min_max_and_last_point(max_points, buckets):
     steps, values, wall_times = _series(10_007)
     values = [math.sin(step / 7.0) for step in steps]
-    max_points = 100
 
     series = downsample(steps, values, wall_times, max_points)
 
     by_bucket: dict[int, list[int]] = {}
     for step in steps:
-        by_bucket.setdefault(bucket_of(step, steps[0], steps[-1] - steps[0] + 1, max_points), []).append(step)
-    assert len(series.step) == len(by_bucket)
+        by_bucket.setdefault(bucket_of(step, steps[0], steps[-1], max_points), []).append(step)
+    assert len(series.step) == len(by_bucket) == buckets
     for i, members in enumerate(by_bucket.values()):
         assert series.step[i] == members[-1]
         assert series.value[i] == values[members[-1]]

@@ -1,9 +1,14 @@
 """Reduce a metric series to at most N points without hiding what matters on a chart.
 
-A series longer than N is cut into N equal step ranges; each non-empty range (bucket) becomes one point that keeps
+A series longer than N is cut into at most N step ranges; each non-empty range (bucket) becomes one point that keeps
 the bucket's last point exactly (step, value, wall_time) plus the bucket's min and max value, so a loss spike is
 never averaged away and the series' last point is always exact. NaN sorts above every number, as in PostgreSQL:
 a bucket holding a NaN has a NaN max (null in JSON), its min is the smallest number.
+
+Two regimes, so that reading a long series never scans all of it:
+- a step span of at most ROLLUP_WIDTH·N is cut into N equal ranges (the raw points are read);
+- a longer span is cut on the grid of ROLLUP_WIDTH-step cells, k cells a bucket with k = ceil(cells / N), which
+  gives between N/2 and N buckets computed from the per-cell rollups kept at ingest (1/ROLLUP_WIDTH of the rows).
 """
 
 import math
@@ -13,6 +18,8 @@ from dataclasses import dataclass
 
 # A full-history read of a long run (10^5 points) is allowed; beyond that a chart gains nothing.
 MAX_POINTS_LIMIT = 100_000
+# Steps per rollup cell (metric_rollup rows). 16 keeps the rollups at ~6 % of the raw rows.
+ROLLUP_WIDTH = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +38,22 @@ class SeriesData:
         return self.min is not None
 
 
-def bucket_of(step: int, first_step: int, span: int, max_points: int) -> int:
-    """The bucket a step falls in; integer arithmetic so SQL and Python agree exactly."""
-    return (step - first_step) * max_points // span
+def bucket_of(step: int, first_step: int, last_step: int, max_points: int) -> int:
+    """The bucket a step falls in, in either regime; integer arithmetic so SQL and Python agree exactly."""
+    if uses_rollups(first_step, last_step, max_points):
+        per_bucket = cells_per_bucket(first_step, last_step, max_points)
+        return (step // ROLLUP_WIDTH - first_step // ROLLUP_WIDTH) // per_bucket
+    return (step - first_step) * max_points // (last_step - first_step + 1)
+
+
+def uses_rollups(first_step: int, last_step: int, max_points: int) -> bool:
+    """Whether a series spanning these steps is bucketed on the rollup grid (see the module docstring)."""
+    return last_step - first_step + 1 > ROLLUP_WIDTH * max_points
+
+
+def cells_per_bucket(first_step: int, last_step: int, max_points: int) -> int:
+    cells = last_step // ROLLUP_WIDTH - first_step // ROLLUP_WIDTH + 1
+    return -(-cells // max_points)
 
 
 def downsample(
@@ -48,6 +68,17 @@ def downsample(
 
     first_step = steps[0]
     span = steps[-1] - first_step + 1
+    if uses_rollups(first_step, steps[-1], max_points):
+        first_cell, per_bucket = first_step // ROLLUP_WIDTH, cells_per_bucket(first_step, steps[-1], max_points)
+
+        def bucket_start(bucket: int) -> int:
+            return (first_cell + bucket * per_bucket) * ROLLUP_WIDTH
+    else:
+
+        def bucket_start(bucket: int) -> int:
+            # The smallest s with bucket_of(s) >= bucket.
+            return first_step - (-bucket * span // max_points)
+
     has_nan = any(map(math.isnan, values))
     out_step: list[int] = []
     out_value: list[float] = []
@@ -56,10 +87,8 @@ def downsample(
     out_max: list[float] = []
     start = 0
     for bucket in range(1, max_points + 1):
-        # First step of the next bucket: the smallest s with bucket_of(s) >= bucket, found by bisection so each
-        # bucket's min/max run in C over a slice instead of a Python loop over points.
-        next_first_step = first_step - (-bucket * span // max_points)
-        end = bisect_left(steps, next_first_step, start)
+        # Found by bisection so each bucket's min/max run in C over a slice instead of a Python loop over points.
+        end = bisect_left(steps, bucket_start(bucket), start)
         if end == start:
             continue
         chunk = values[start:end]

@@ -6,19 +6,20 @@ every second and a compare view reads hundreds of thousands of points.
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from functools import cache
 from itertools import groupby
 from typing import NamedTuple
 
-from sqlalchemy import Connection, func, select, text, tuple_, update
+from sqlalchemy import Connection, case, func, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
-from tunelab.db.models.metric import Metric, MetricSummary
+from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
-from tunelab.services.downsample import SeriesData, downsample
+from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
 from tunelab.services.events import publish_after_commit
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ EVAL_LOSS_KEY = "eval/loss"
 
 metric_table = Metric.__table__
 summary_table = MetricSummary.__table__
+rollup_table = MetricRollup.__table__
 run_table = Run.__table__
 
 
@@ -76,7 +78,9 @@ def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int
     # Nearly every batch is new; only a retry or a repeated (key, step) needs the rows the database really took.
     new_points = storable if inserted == len(storable) else _points_of_flush(connection, run_id, seq)
     if new_points:
-        _merge_summaries(connection, run_id, _summarize(new_points))
+        cells = _cells(new_points)
+        _merge_summaries(connection, run_id, _summarize(cells))
+        _merge_rollups(connection, run_id, cells)
     publish_after_commit(session, run_id, {"type": "metrics", "seq": seq})
     return seq
 
@@ -148,18 +152,53 @@ def _nan_max(a: float, b: float) -> float:
     return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
 
 
-def _summarize(points: Iterable[MetricPoint]) -> dict[str, KeySummary]:
+def _nan_wins_max(a: float, b: float) -> float:
+    """max with NaN above every number, as PostgreSQL orders floats (a bucket holding a NaN shows it)."""
+    return a if math.isnan(a) else b if math.isnan(b) else max(a, b)
+
+
+class Cell(NamedTuple):
+    """New points of one key in one ROLLUP_WIDTH-step cell."""
+
+    last_step: int
+    last_value: float
+    last_wall_time: float
+    min_value: float  # NaN skipped
+    max_value: float  # NaN wins: a cell holding a NaN shows it, as PostgreSQL orders floats
+    max_number: float  # NaN skipped, for the summaries
+    count: int
+
+
+def _cells(points: Sequence[MetricPoint]) -> dict[tuple[str, int], Cell]:
+    """Group a batch by (key, cell); per cell the work is done by C builtins, not a Python loop per point."""
+    groups: dict[tuple[str, int], list[MetricPoint]] = {}
+    for point in points:
+        groups.setdefault((point[0], point[1] // ROLLUP_WIDTH), []).append(point)
+    has_nan = math.isnan(sum(point[2] for point in points))  # also true for +inf plus -inf: then just slower
+    cells = {}
+    for cell_id, members in groups.items():
+        _, last_step, last_value, last_wall_time = max(members, key=_step_of)
+        values = [member[2] for member in members]
+        if has_nan and any(math.isnan(value) for value in values):
+            numbers = [value for value in values if not math.isnan(value)]
+            low, high = (min(numbers), max(numbers)) if numbers else (math.nan, math.nan)
+            cells[cell_id] = Cell(last_step, last_value, last_wall_time, low, math.nan, high, len(members))
+        else:
+            low, high = min(values), max(values)
+            cells[cell_id] = Cell(last_step, last_value, last_wall_time, low, high, high, len(members))
+    return cells
+
+
+def _step_of(point: MetricPoint) -> int:
+    return point[1]
+
+
+def _summarize(cells: dict[tuple[str, int], Cell]) -> dict[str, KeySummary]:
     """Per-key summary of new points; min/max skip NaN (a NaN loss must not hide the best loss reached)."""
     summaries: dict[str, KeySummary] = {}
-    for key, step, value, _ in points:
-        current = summaries.get(key)
-        if current is None:
-            summaries[key] = KeySummary(step, value, value, value, 1)
-            continue
-        last_step, last_value = (step, value) if step >= current.last_step else current[:2]
-        summaries[key] = KeySummary(
-            last_step, last_value, _nan_min(current.min_value, value), _nan_max(current.max_value, value), current.count + 1
-        )
+    for (key, _), cell in cells.items():
+        new = KeySummary(cell.last_step, cell.last_value, cell.min_value, cell.max_number, cell.count)
+        summaries[key] = _merge(summaries[key], new) if key in summaries else new
     return summaries
 
 
@@ -174,6 +213,15 @@ def _merge(old: KeySummary, new: KeySummary) -> KeySummary:
     )
 
 
+@cache
+def _upsert_summaries(dialect: str):
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(summary_table)
+    return statement.on_conflict_do_update(
+        index_elements=[summary_table.c.run_id, summary_table.c.key],
+        set_={column: statement.excluded[column] for column in KeySummary._fields},
+    )
+
+
 def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySummary]) -> None:
     """One upsert per key per batch; the run row lock taken by the seq bump makes this read-merge-write safe."""
     existing = {
@@ -183,13 +231,10 @@ def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySu
         )
     }
     merged = {key: _merge(existing[key], new) if key in existing else new for key, new in batch.items()}
-    insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
-    statement = insert(summary_table)
-    statement = statement.on_conflict_do_update(
-        index_elements=[summary_table.c.run_id, summary_table.c.key],
-        set_={column: statement.excluded[column] for column in KeySummary._fields},
+    connection.execute(
+        _upsert_summaries(connection.dialect.name),
+        [{"run_id": run_id, "key": key, **summary._asdict()} for key, summary in merged.items()],
     )
-    connection.execute(statement, [{"run_id": run_id, "key": key, **summary._asdict()} for key, summary in merged.items()])
     eval_loss = merged.get(EVAL_LOSS_KEY)
     if eval_loss is not None:
         connection.execute(
@@ -197,6 +242,41 @@ def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySu
             .where(run_table.c.id == run_id)
             .values(final_eval_loss=eval_loss.last_value, best_eval_loss=eval_loss.min_value)
         )
+
+
+@cache
+def _upsert_rollups(dialect: str):
+    """Merge cells in SQL: keep the newer last point, the lower min, the higher max, add the counts."""
+    is_pg = dialect == "postgresql"
+    statement = (pg_insert if is_pg else sqlite_insert)(rollup_table)
+    current, new = rollup_table.c, statement.excluded
+    # NaN sorts above every number in PostgreSQL's greatest/least, as in downsample(); SQLite stores no NaN.
+    least, greatest = (func.least, func.greatest) if is_pg else (func.min, func.max)
+    newer = new.last_step >= current.last_step
+    return statement.on_conflict_do_update(
+        index_elements=[current.run_id, current.key, current.cell],
+        set_={
+            "last_step": case((newer, new.last_step), else_=current.last_step),
+            "last_value": case((newer, new.last_value), else_=current.last_value),
+            "last_wall_time": case((newer, new.last_wall_time), else_=current.last_wall_time),
+            "min_value": least(current.min_value, new.min_value),
+            "max_value": greatest(current.max_value, new.max_value),
+            "count": current.count + new.count,
+        },
+    )
+
+
+def _merge_rollups(connection: Connection, run_id: int, cells: dict[tuple[str, int], Cell]) -> None:
+    """Fold the batch's cells into the stored rollups: one statement for the batch."""
+    connection.execute(
+        _upsert_rollups(connection.dialect.name),
+        [
+            {"run_id": run_id, "key": key, "cell": cell_id, "last_step": cell.last_step, "last_value": cell.last_value,
+             "last_wall_time": cell.last_wall_time, "min_value": cell.min_value, "max_value": cell.max_value,
+             "count": cell.count}
+            for (key, cell_id), cell in cells.items()
+        ],
+    )
 
 
 def list_keys(session: Session, run_id: int) -> list[str]:
@@ -265,11 +345,42 @@ def _read_bucketed(session: Session, run_id: int, key: str, count: int, last_ste
     first_step = session.scalar(
         select(func.min(metric_table.c.step)).where(metric_table.c.run_id == run_id, metric_table.c.key == key)
     )
+    if uses_rollups(first_step, last_step, max_points):
+        return _read_from_rollups(session, run_id, key, count, first_step, last_step, max_points)
     rows = session.execute(
         _BUCKETED_SERIES,
-        {"run_id": run_id, "key": key, "first_step": first_step, "max_points": max_points, "span": last_step - first_step + 1},
+        {"run_id": run_id, "key": key, "first_step": first_step, "max_points": max_points,
+         "span": last_step - first_step + 1},
     ).all()
     steps, values, wall_times, minima, maxima = (list(column) for column in zip(*rows, strict=True))
+    return SeriesData(steps, values, wall_times, minima, maxima, count)
+
+
+def _read_from_rollups(
+    session: Session, run_id: int, key: str, count: int, first_step: int, last_step: int, max_points: int
+) -> SeriesData:
+    """Merge the series' rollup cells, k a bucket. At most count/1 and typically count/ROLLUP_WIDTH rows are read,
+    in primary-key order, and merged here: a plain range read that no query plan can turn into a scan per bucket."""
+    first_cell, per_bucket = first_step // ROLLUP_WIDTH, cells_per_bucket(first_step, last_step, max_points)
+    cells = session.execute(
+        select(rollup_table.c.cell, rollup_table.c.last_step, rollup_table.c.last_value, rollup_table.c.last_wall_time,
+               rollup_table.c.min_value, rollup_table.c.max_value)
+        .where(rollup_table.c.run_id == run_id, rollup_table.c.key == key)
+        .order_by(rollup_table.c.cell)
+    )
+    buckets: list[list] = []  # [last_step, last_value, last_wall_time, min, max] per bucket
+    current_bucket = None
+    for cell, step, value, wall_time, low, high in cells:
+        bucket = (cell - first_cell) // per_bucket
+        if bucket != current_bucket:
+            current_bucket = bucket
+            buckets.append([step, value, wall_time, low, high])
+            continue
+        merged = buckets[-1]
+        # Cells come in step order, so the newest cell holds the bucket's last point.
+        merged[0], merged[1], merged[2] = step, value, wall_time
+        merged[3], merged[4] = _nan_min(merged[3], low), _nan_wins_max(merged[4], high)
+    steps, values, wall_times, minima, maxima = (list(column) for column in zip(*buckets, strict=True))
     return SeriesData(steps, values, wall_times, minima, maxima, count)
 
 

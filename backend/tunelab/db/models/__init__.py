@@ -2,8 +2,8 @@
 
 from tunelab.db.models.artifact import Artifact
 from tunelab.db.models.dataset import Dataset
-from tunelab.db.models.metric import Metric, MetricSummary
+from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.project import Project
 from tunelab.db.models.run import Run, RunStatus
 
-__all__ = ["Artifact", "Dataset", "Metric", "MetricSummary", "Project", "Run", "RunStatus"]
+__all__ = ["Artifact", "Dataset", "Metric", "MetricRollup", "MetricSummary", "Project", "Run", "RunStatus"]

@@ -33,3 +33,21 @@ class MetricSummary(Base):
     min_value: Mapped[float] = mapped_column(Double)
     max_value: Mapped[float] = mapped_column(Double)
     count: Mapped[int] = mapped_column(BigInteger)
+
+
+class MetricRollup(Base):
+    """Per (run, key) and cell of ROLLUP_WIDTH steps: the cell's last point, min, max and count, kept current at
+    ingest, so that a long series is bucketed from 1/ROLLUP_WIDTH of its rows (services/downsample.py)."""
+
+    __tablename__ = "metric_rollup"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    cell: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    last_step: Mapped[int] = mapped_column(BigInteger)
+    last_value: Mapped[float] = mapped_column(Double)
+    last_wall_time: Mapped[float] = mapped_column(Double)
+    min_value: Mapped[float] = mapped_column(Double)
+    max_value: Mapped[float] = mapped_column(Double)
+    count: Mapped[int] = mapped_column(Integer)
