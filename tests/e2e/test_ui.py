@@ -87,3 +87,18 @@ def test_deep_links_survive_a_reload(page, api):
     page.wait_for_selector("text=tiny-tasks")
     page.goto("/no-such-page")
     page.wait_for_selector("text=This page does not exist")
+
+
+def test_dataset_upload_shows_line_numbered_errors_then_accepts_a_good_file(page, tmp_path):
+    bad = tmp_path / "bad-rows.jsonl"
+    bad.write_text('{"instruction": "add 1 and 2", "output": "3"}\n{"instruction": "no answer"}\n{oops\n')
+    page.goto("/datasets")
+    page.set_input_files('[data-testid="dataset-file"]', str(bad))
+    errors = page.wait_for_selector('[data-testid="upload-errors"]').text_content()
+    assert "line 2" in errors and "output" in errors and "line 3" in errors
+    assert page.locator('[data-testid="dataset-row"]:has-text("bad-rows")').count() == 0
+
+    good = tmp_path / "good-rows.jsonl"
+    good.write_text('{"instruction": "add 1 and 2", "output": "3"}\n{"instruction": "add 2 and 2", "output": "4"}\n')
+    page.set_input_files('[data-testid="dataset-file"]', str(good))
+    page.wait_for_selector('[data-testid="dataset-row"]:has-text("good-rows")')
