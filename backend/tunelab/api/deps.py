@@ -1,6 +1,6 @@
 """Annotated dependencies: the session owns the transaction, so routes never commit."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated
 
 from fastapi import Depends
@@ -34,4 +34,4 @@ def get_dispatcher():
     return send_train_run
 
 
-DispatcherDep = Annotated[object, Depends(get_dispatcher)]
+DispatcherDep = Annotated[Callable[[int, str], None], Depends(get_dispatcher)]
