@@ -108,8 +108,38 @@ def app(migrated_db, assets):
     return create_app()
 
 
+ADMIN_EMAIL = "admin@tunelab.test"
+ADMIN_PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="session")
+def admin_token(migrated_db) -> str:
+    """The session database's first admin (owner of `default`, where earlier data lives) and an API token of
+    theirs: the identity of every test that is not about who may do what."""
+    from tunelab.db.session import session_scope
+    from tunelab.services import auth, users
+
+    with session_scope() as session:
+        user = users.create_first_admin(session, ADMIN_EMAIL, "Test Admin", ADMIN_PASSWORD)
+        _, secret = auth.create_api_token(session, user, "tests", None)
+    return secret
+
+
+@pytest.fixture(scope="session")
+def auth_headers(admin_token) -> dict[str, str]:
+    return {"Authorization": f"Bearer {admin_token}"}
+
+
 @pytest.fixture
-def client(app):
+def client(app, auth_headers):
+    from fastapi.testclient import TestClient
+
+    with TestClient(app, headers=auth_headers) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def anonymous_client(app):
     from fastapi.testclient import TestClient
 
     with TestClient(app) as test_client:
@@ -253,8 +283,8 @@ def api_server(migrated_db, assets, redis_url, data_dir):
 
 
 @pytest.fixture
-def api(api_server):
+def api(api_server, auth_headers):
     import httpx
 
-    with httpx.Client(base_url=api_server + "/api/v1", timeout=30) as http:
+    with httpx.Client(base_url=api_server + "/api/v1", timeout=30, headers=auth_headers) as http:
         yield http

@@ -8,10 +8,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tunelab import __version__
-from tunelab.api.routes import datasets, health, methods, metrics, models, runs
+from tunelab.api.policies import route_policy_table
+from tunelab.api.routes import auth, datasets, health, methods, metrics, models, projects, runs, shares, users
 from tunelab.core.errors import AppError, error_payload
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
+
+API_PREFIX = "/api/v1"
 
 
 def _field_path(loc: tuple) -> str:
@@ -59,8 +62,10 @@ def create_app() -> FastAPI:
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
         return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code)
 
-    for module in (runs, metrics, datasets, models, methods, health):
-        app.include_router(module.router, prefix="/api/v1")
+    routers = [m.router for m in (auth, users, projects, runs, metrics, datasets, shares, models, methods, health)]
+    for router in routers:
+        app.include_router(router, prefix=API_PREFIX)
+    app.state.route_policies = route_policy_table(routers, API_PREFIX)
     _declare_raw_body_schemas(app)
     _serve_spa(app)
     return app

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from tunelab.core.settings import get_settings
 from tunelab.db.models import Dataset
 from tunelab.services import datasets as datasets_service
+from tunelab.services.projects import default_project_id
 from tunelab.training.formats import DatasetFormat
 
 URL = "/api/v1/datasets"
@@ -284,7 +285,8 @@ def test_preview_with_an_unknown_model_is_422(client, tmp_path):
 def test_a_rolled_back_upload_leaves_no_file(db_session, settings):
     data = jsonl(unique_instruction_rows(2))
 
-    dataset = datasets_service.create_dataset(db_session, settings, None, "x.jsonl", data, None)
+    project_id = default_project_id(db_session)
+    dataset = datasets_service.create_dataset(db_session, settings, None, "x.jsonl", data, None, project_id)
     stored = datasets_service.dataset_file(settings, dataset)
     assert stored.read_bytes() == data
 

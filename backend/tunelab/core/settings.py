@@ -2,9 +2,12 @@
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+EXAMPLE_SECRET_KEY = "change-me-in-production"
 
 
 class Settings(BaseSettings):
@@ -37,6 +40,27 @@ class Settings(BaseSettings):
         "tunelab", description="Prefix of Tunelab's Redis channels and keys, so installs can share one Redis"
     )
     extra_models: str = Field("", description="Comma-separated extra model ids or paths shown in GET /models")
+
+    environment: Literal["development", "production"] = Field(
+        "development", description="production refuses to start with the example secret key"
+    )
+    secret_key: str = Field(
+        EXAMPLE_SECRET_KEY, description="Signs CSRF tokens; set a long random value in production (openssl rand -hex 32)"
+    )
+    open_signup: bool = Field(False, description="Let anyone with the URL create an account (admins invite otherwise)")
+    session_ttl_hours: float = Field(24 * 14, gt=0, description="How long a browser stays signed in")
+    invite_ttl_hours: float = Field(24 * 7, gt=0, description="How long an invitation link can be accepted")
+    signin_max_attempts: int = Field(10, gt=0, description="Failed sign-ins allowed per client address and per email within signin_window_s; then 429")
+    signin_window_s: int = Field(300, gt=0, description="The window, in seconds, that signin_max_attempts counts over")
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> "Settings":
+        if self.environment == "production" and (self.secret_key == EXAMPLE_SECRET_KEY or len(self.secret_key) < 32):
+            raise ValueError(
+                "TUNELAB_SECRET_KEY must be set to a random value of at least 32 characters in production "
+                "(openssl rand -hex 32)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _fill_paths(self) -> "Settings":

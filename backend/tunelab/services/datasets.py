@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from pydantic import ValidationError
-from sqlalchemy import event, func, select
+from sqlalchemy import event, func, or_, select
 from sqlalchemy.orm import Session, SessionTransaction
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.models import Dataset
 from tunelab.schemas.datasets import DatasetPreviewPublic, LengthStats, RenderedRow
+from tunelab.services import events
 from tunelab.services.projects import default_project_id
 from tunelab.training.formats import (
     ROW_MODELS,
@@ -221,6 +222,7 @@ def create_dataset(
     filename: str | None,
     data: bytes,
     declared_format: DatasetFormat | None,
+    project_id: int,
 ) -> Dataset:
     """Validate an upload and store it; `name` defaults to the file name's stem. Flushes, never commits."""
     if len(data) > settings.upload_max_bytes:
@@ -238,7 +240,6 @@ def create_dataset(
             {"errors": validated.errors, "more_errors": validated.error_count - len(validated.errors)},
         )
     name = (name or "").strip() or Path(filename or "dataset").stem[:MAX_NAME_LENGTH]
-    project_id = default_project_id(session)
     existing = session.scalar(
         select(Dataset).where(
             Dataset.project_id == project_id,
@@ -348,11 +349,14 @@ def _human_bytes(size: int) -> str:
 # ---------------------------------------------------------------- reading
 
 
-def get_dataset(session: Session, dataset_id: int) -> Dataset:
-    dataset = session.get(Dataset, dataset_id)
-    if dataset is None:
-        raise AppError("DATASET_NOT_FOUND", f"dataset {dataset_id} does not exist")
-    return dataset
+def delete_dataset(session: Session, settings: Settings, dataset: Dataset) -> None:
+    """Remove the row, and the stored file once no other dataset shares its content."""
+    path = dataset.path
+    session.delete(dataset)
+    session.flush()
+    if session.scalar(select(func.count()).select_from(Dataset).where(Dataset.path == path)) == 0:
+        file = settings.dataset_dir / path
+        events.call_after_commit(session, lambda: file.unlink(missing_ok=True))
 
 
 @dataclass(frozen=True)
@@ -362,16 +366,21 @@ class DatasetPage:
     next_cursor: str | None
 
 
-def list_datasets(session: Session, limit: int, cursor: str | None) -> DatasetPage:
+def _visible(project_ids: list[int]):
+    """The bundled samples, which every project can use, and the datasets of these projects."""
+    return or_(Dataset.bundled.is_(True), Dataset.project_id.in_(project_ids))
+
+
+def list_datasets(session: Session, project_ids: list[int], limit: int, cursor: str | None) -> DatasetPage:
     """Newest first. The cursor is opaque to clients; it is the id of the last dataset on the previous page."""
-    query = select(Dataset).order_by(Dataset.id.desc()).limit(limit + 1)
+    query = select(Dataset).where(_visible(project_ids)).order_by(Dataset.id.desc()).limit(limit + 1)
     if cursor is not None:
         try:
             query = query.where(Dataset.id < int(cursor))
         except ValueError:
             raise AppError("INVALID_CURSOR", f"cursor: {cursor!r} is not a cursor from a previous page") from None
     rows = list(session.scalars(query))
-    count = session.scalar(select(func.count()).select_from(Dataset))
+    count = session.scalar(select(func.count()).select_from(Dataset).where(_visible(project_ids)))
     has_more = len(rows) > limit
     rows = rows[:limit]
     return DatasetPage(data=rows, count=count, next_cursor=str(rows[-1].id) if has_more else None)

@@ -25,9 +25,9 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import events
+from tunelab.services import audit, events
 from tunelab.services.models import model_identity, resolve_model_path
-from tunelab.services.projects import default_project_id
+from tunelab.services.principal import SYSTEM, Actor
 from tunelab.training import registry
 
 Dispatcher = Callable[[int, str], None]
@@ -50,7 +50,8 @@ def _params_error(exc: ValidationError) -> AppError:
     return AppError("VALIDATION_ERROR", f"{first['field']}: {first['message']}", details)
 
 
-def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str) -> dict[str, Any]:
+def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
+                      project_id: int) -> dict[str, Any]:
     """Check objective, method, params, model and dataset; return the full resolved config."""
     try:
         objective = registry.get_objective(body.objective)
@@ -80,7 +81,7 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
         raise AppError("VALIDATION_ERROR", "dataset: a dataset is required",
                        [{"field": "dataset", "message": "required"}])
     dataset = session.get(Dataset, body.dataset)
-    if dataset is None:
+    if dataset is None or not (dataset.bundled or dataset.project_id == project_id):
         raise AppError("DATASET_NOT_FOUND", f"dataset: dataset {body.dataset} does not exist", {"field": "dataset"})
     if dataset.format not in objective.dataset_formats:
         accepted = ", ".join(objective.dataset_formats)
@@ -99,8 +100,9 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
     }
 
 
-def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: Dispatcher) -> Run:
-    project_id = default_project_id(session)
+def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: Dispatcher, project_id: int,
+               actor: Actor) -> Run:
+    """A new run in `project_id` (the caller's right to launch there is already checked)."""
     queue = body.queue or settings.default_queue
     if body.external:
         run = Run(project_id=project_id, objective=body.objective, method=body.method, model=body.model,
@@ -108,7 +110,7 @@ def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: 
                   seed=int(body.params.get("seed", 0)), queue=queue, external=True,
                   status=RunStatus.running, started_at=utcnow(), name=body.name or "")
     else:
-        config = _resolve_training(session, settings, body, queue)
+        config = _resolve_training(session, settings, body, queue, project_id)
         run = Run(project_id=project_id, objective=config["objective"], method=config["method"], model=body.model,
                   dataset_id=config["dataset"]["id"], dataset_hash=config["dataset"]["content_hash"],
                   config=config, seed=config["params"]["seed"], queue=queue, name=body.name or "",
@@ -117,14 +119,17 @@ def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: 
     session.flush()
     if not run.name:
         run.name = f"{run.method}-{Path(run.model).name}-{run.id}"
+    audit.record(session, project_id, actor, "run.launch", "run", run.id,
+                 f"{actor.label} launched {run.name} ({run.method}, {Path(run.model).name})",
+                 external=run.external)
     if not run.external:
         run_id, run_queue = run.id, run.queue
         events.call_after_commit(session, lambda: dispatch(run_id, run_queue))
     return run
 
 
-def clone_run(session: Session, settings: Settings, run_id: int, body: RunClone, dispatch: Dispatcher) -> Run:
-    source = get_run(session, run_id)
+def clone_run(session: Session, settings: Settings, source: Run, body: RunClone, dispatch: Dispatcher,
+              actor: Actor) -> Run:
     if source.external:
         raise AppError("VALIDATION_ERROR", "an external run has no training config to clone",
                        [{"field": "run_id", "message": "external run"}])
@@ -132,7 +137,7 @@ def clone_run(session: Session, settings: Settings, run_id: int, body: RunClone,
     create = RunCreate(name=body.name or f"{source.name} (clone)", objective=source.objective, method=source.method,
                        model=source.model, dataset=source.dataset_id, params=params,
                        queue=body.queue or source.queue)
-    return create_run(session, settings, create, dispatch)
+    return create_run(session, settings, create, dispatch, source.project_id, actor)
 
 
 # Listing --------------------------------------------------------------------------------------------------------
@@ -178,7 +183,7 @@ def _filtered(stmt: Select, status: list[RunStatus] | None, method: str | None, 
     return stmt
 
 
-def list_runs(session: Session, *, status: list[RunStatus] | None = None, method: str | None = None,
+def list_runs(session: Session, *, project_ids: list[int], status: list[RunStatus] | None = None, method: str | None = None,
               objective: str | None = None, model: str | None = None, q: str | None = None,
               sort: RunSortField = "queued_at", order: str = "desc", limit: int = 50,
               cursor: str | None = None, ids: list[int] | None = None) -> RunsPublic:
@@ -186,9 +191,11 @@ def list_runs(session: Session, *, status: list[RunStatus] | None = None, method
     column = _SORT_COLUMNS[sort]
     direction = column.desc().nulls_last() if order == "desc" else column.asc().nulls_last()
     tie = Run.id.desc() if order == "desc" else Run.id.asc()
-    stmt = _filtered(select(Run), status, method, objective, model, q, ids).order_by(direction, tie)
+    in_projects = Run.project_id.in_(project_ids)
+    stmt = _filtered(select(Run).where(in_projects), status, method, objective, model, q, ids).order_by(direction, tie)
     runs = list(session.scalars(stmt.offset(offset).limit(limit + 1)))
-    count = session.scalar(_filtered(select(func.count(Run.id)), status, method, objective, model, q, ids)) or 0
+    count = session.scalar(_filtered(select(func.count(Run.id)).where(in_projects), status, method, objective, model,
+                                     q, ids)) or 0
     next_cursor = _encode_cursor(offset + limit) if len(runs) > limit else None
     return RunsPublic(data=to_public_many(session, runs[:limit]), count=count, next_cursor=next_cursor)
 
@@ -299,10 +306,12 @@ def finish_run(session: Session, run_id: int, status: RunStatus, reason: str | N
     return result.rowcount == 1
 
 
-def request_cancel(session: Session, run_id: int) -> Run:
+def request_cancel(session: Session, run_id: int, actor: Actor = SYSTEM) -> Run:
     run = get_run(session, run_id)
     if run.status in FINISHED_STATUSES:
         raise AppError("RUN_FINISHED", f"run {run_id} already {run.status.value}", {"status": run.status.value})
+    audit.record(session, run.project_id, actor, "run.cancel", "run", run_id,
+                 f"{actor.label} canceled {run.name} while {run.status.value}")
     if run.status == RunStatus.queued:
         # Canceled in SQL now; the worker's claim then finds no queued row and never starts it.
         result = session.execute(
@@ -312,13 +321,22 @@ def request_cancel(session: Session, run_id: int) -> Run:
         )
         if result.rowcount == 0:  # claimed meanwhile: cancel it as a running run
             session.refresh(run)
-            return request_cancel(session, run_id)
+            return _cancel_running(session, run)
         events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.canceled.value})
-    elif run.external:
-        finish_run(session, run_id, RunStatus.canceled, "canceled by user")
+    else:
+        return _cancel_running(session, run)
+    session.flush()
+    session.refresh(run)
+    return run
+
+
+def _cancel_running(session: Session, run: Run) -> Run:
+    """A running run stops at its next step (the worker hears the cancel); an external one ends now."""
+    if run.external:
+        finish_run(session, run.id, RunStatus.canceled, "canceled by user")
     else:
         run.cancel_requested = True
-        events.publish_after_commit(session, run_id, {"type": "cancel"})
+        events.publish_after_commit(session, run.id, {"type": "cancel"})
     session.flush()
     session.refresh(run)
     return run
@@ -359,11 +377,12 @@ def run_dir(settings: Settings, run_id: int) -> Path:
     return settings.artifact_dir / str(run_id)
 
 
-def delete_run(session: Session, settings: Settings, run_id: int) -> None:
+def delete_run(session: Session, settings: Settings, run_id: int, actor: Actor = SYSTEM) -> None:
     run = get_run(session, run_id)
     if run.status not in FINISHED_STATUSES:
         raise AppError("RUN_NOT_FINISHED", f"run {run_id} is {run.status.value}; cancel it before deleting",
                        {"status": run.status.value})
+    audit.record(session, run.project_id, actor, "run.delete", "run", run_id, f"{actor.label} deleted {run.name}")
     session.delete(run)
     session.flush()
     folder = run_dir(settings, run_id)

@@ -2,12 +2,14 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, File, Form, Query, UploadFile, status
+from fastapi import APIRouter, File, Form, Query, UploadFile, status
 
 from tunelab.api.deps import SessionDep, SettingsDep
+from tunelab.api.policies import DatasetReader, UserDep
 from tunelab.core.errors import responses
 from tunelab.db.models import Dataset
 from tunelab.schemas.datasets import DatasetPreviewPublic, DatasetPublic, DatasetsPublic
+from tunelab.services import access
 from tunelab.services import datasets as datasets_service
 from tunelab.services.models import resolve_model_path
 from tunelab.training.formats import DatasetFormat
@@ -15,13 +17,6 @@ from tunelab.training.formats import DatasetFormat
 router = APIRouter(tags=["datasets"])
 
 UPLOAD_CHUNK_BYTES = 1024 * 1024
-
-
-def _dataset_from_path(dataset_id: int, session: SessionDep) -> Dataset:
-    return datasets_service.get_dataset(session, dataset_id)
-
-
-DatasetDep = Annotated[Dataset, Depends(_dataset_from_path)]
 
 
 def _read_at_most(upload: UploadFile, limit: int) -> bytes:
@@ -36,40 +31,52 @@ def _read_at_most(upload: UploadFile, limit: int) -> bytes:
 
 # Sync handlers: validation and tokenization are CPU-bound, so they run in the thread pool, not on the event loop.
 @router.post(
-    "/datasets", status_code=status.HTTP_201_CREATED, response_model=DatasetPublic, responses=responses(413, 422)
+    "/datasets", status_code=status.HTTP_201_CREATED, response_model=DatasetPublic,
+    responses=responses(401, 403, 404, 413, 422),
 )
 def create_dataset(
     session: SessionDep,
     settings: SettingsDep,
+    principal: UserDep,
     file: Annotated[UploadFile, File(description="JSONL, one row per line")],
     name: Annotated[str | None, Form(max_length=datasets_service.MAX_NAME_LENGTH, description="Defaults to the file name without extension")] = None,
     dataset_format: Annotated[
         DatasetFormat | None, Form(alias="format", description="Detected from the first row when omitted")
     ] = None,
+    project_id: Annotated[int | None, Form(description="Project to add it to; default: the only one you can edit")] = None,
 ) -> Dataset:
     """Upload a dataset; the same bytes under the same name return the existing dataset."""
+    target = access.project_for_new_work(session, principal, project_id, "uploading a dataset")
     data = _read_at_most(file, settings.upload_max_bytes)
-    return datasets_service.create_dataset(session, settings, name, file.filename, data, dataset_format)
+    return datasets_service.create_dataset(session, settings, name, file.filename, data, dataset_format, target)
 
 
-@router.get("/datasets", response_model=DatasetsPublic, responses=responses(400, 422))
+@router.get("/datasets", response_model=DatasetsPublic, responses=responses(400, 401, 404, 422))
 def read_datasets(
     session: SessionDep,
+    principal: UserDep,
+    project_id: Annotated[int | None, Query(description="This project's datasets and the bundled samples")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
 ) -> DatasetsPublic:
-    page = datasets_service.list_datasets(session, limit, cursor)
+    if project_id is not None:
+        access.project(session, principal, project_id)
+        project_ids = [project_id]
+    else:
+        project_ids = access.readable_project_ids(session, principal)
+    page = datasets_service.list_datasets(session, project_ids, limit, cursor)
     return DatasetsPublic.model_validate(page, from_attributes=True)
 
 
-@router.get("/datasets/{dataset_id}", response_model=DatasetPublic, responses=responses(404, 422))
-def read_dataset(dataset: DatasetDep) -> Dataset:
+@router.get("/datasets/{dataset_id}", response_model=DatasetPublic, responses=responses(401, 404, 422))
+def read_dataset(dataset: DatasetReader) -> Dataset:
     return dataset
 
 
-@router.get("/datasets/{dataset_id}/preview", response_model=DatasetPreviewPublic, responses=responses(404, 422))
+@router.get("/datasets/{dataset_id}/preview", response_model=DatasetPreviewPublic,
+            responses=responses(401, 404, 422))
 def read_dataset_preview(
-    dataset: DatasetDep,
+    dataset: DatasetReader,
     settings: SettingsDep,
     model: Annotated[
         str | None, Query(description="Model name (GET /models) or local path whose tokenizer renders the rows")

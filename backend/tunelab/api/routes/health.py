@@ -4,6 +4,7 @@ from sqlalchemy import text
 
 from tunelab import __version__
 from tunelab.api.deps import SessionDep
+from tunelab.api.policies import Public
 from tunelab.core.redis import get_redis
 from tunelab.services.workers import list_workers
 
@@ -24,7 +25,8 @@ class HealthPublic(BaseModel):
     workers: list[WorkerPublic]
 
 
-@router.get("/health", response_model=HealthPublic)
+# Public, for load balancers and uptime checks; it names workers and queues, never data.
+@router.get("/health", response_model=HealthPublic, dependencies=[Public])
 def read_health(session: SessionDep) -> HealthPublic:
     database = redis_state = "ok"
     workers: list[dict] = []

@@ -3,6 +3,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from tunelab.api.policies import Public
 from tunelab.training import registry
 
 router = APIRouter(tags=["methods"])
@@ -30,7 +31,8 @@ class MethodsPublic(BaseModel):
     methods: list[MethodPublic]
 
 
-@router.get("/methods", response_model=MethodsPublic)
+# Public: the registry is the same on every install, and shared pages label their runs' settings with it.
+@router.get("/methods", response_model=MethodsPublic, dependencies=[Public])
 def read_methods() -> MethodsPublic:
     """Every objective and method with its parameters' JSON Schema: the launch form is rendered from this."""
     objectives = [ObjectivePublic(name=o.name, title=o.title, description=o.description,

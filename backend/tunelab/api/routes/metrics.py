@@ -7,6 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from tunelab.api.deps import SessionDep
+from tunelab.api.policies import ReaderDep, RunLogger, RunReader
 from tunelab.core.errors import responses
 from tunelab.schemas.metrics import (
     DEFAULT_MAX_POINTS,
@@ -18,6 +19,7 @@ from tunelab.schemas.metrics import (
     MetricsQueryPublic,
     RunMetricsPublic,
 )
+from tunelab.services import access
 from tunelab.services import metrics as metrics_service
 from tunelab.services.downsample import SeriesData
 
@@ -30,19 +32,21 @@ def _run_metrics(run_id: int, series: dict[str, SeriesData]) -> RunMetricsPublic
     )
 
 
-@router.get("/runs/{run_id}/metrics", response_model=RunMetricsPublic, responses=responses(404, 422))
+@router.get("/runs/{run_id}/metrics", response_model=RunMetricsPublic, responses=responses(401, 404, 422))
 def read_run_metrics(
-    run_id: int,
+    run: RunReader,
     session: SessionDep,
     keys: Annotated[str | None, Query(description="Comma-separated keys; every key of the run when omitted")] = None,
     max_points: Annotated[MaxPoints, Query()] = DEFAULT_MAX_POINTS,
 ) -> RunMetricsPublic:
     key_list = [key for key in keys.split(",") if key] if keys is not None else None
-    return _run_metrics(run_id, metrics_service.read_series(session, run_id, key_list, max_points))
+    return _run_metrics(run.id, metrics_service.read_series(session, run.id, key_list, max_points))
 
 
-@router.post("/metrics/query", response_model=MetricsQueryPublic, responses=responses(404, 422))
-def query_metrics(query: MetricsQuery, session: SessionDep) -> MetricsQueryPublic:
+@router.post("/metrics/query", response_model=MetricsQueryPublic, responses=responses(401, 404, 422))
+def query_metrics(query: MetricsQuery, session: SessionDep, principal: ReaderDep) -> MetricsQueryPublic:
+    """A read, though a POST (the run list can be long): any run the caller cannot read answers 404."""
+    access.runs(session, principal, query.run_ids)
     by_run = metrics_service.read_many(session, query.run_ids, query.keys, query.max_points)
     return MetricsQueryPublic.model_construct(data=[_run_metrics(run_id, series) for run_id, series in by_run.items()])
 
@@ -50,11 +54,11 @@ def query_metrics(query: MetricsQuery, session: SessionDep) -> MetricsQueryPubli
 @router.post(
     "/runs/{run_id}/metrics",
     response_model=MetricBatchPublic,
-    responses=responses(404, 422),
+    responses=responses(401, 403, 404, 422),
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/MetricBatchIn"}}}}},
 )
-async def create_run_metrics(run_id: int, request: Request, session: SessionDep) -> MetricBatchPublic:
+async def create_run_metrics(run: RunLogger, request: Request, session: SessionDep) -> MetricBatchPublic:
     """Batch ingest, idempotent on (run, key, step). The hot path of external logging: the body is validated
     straight from its bytes (no intermediate Python dicts), and the database work runs off the event loop."""
     try:
@@ -66,5 +70,5 @@ async def create_run_metrics(run_id: int, request: Request, session: SessionDep)
         (point["key"], point["step"], point["value"], point.get("wall_time") or received_at)
         for point in batch.points
     ]
-    seq = await run_in_threadpool(metrics_service.ingest_points, session, run_id, points)
+    seq = await run_in_threadpool(metrics_service.ingest_points, session, run.id, points)
     return MetricBatchPublic(seq=seq, accepted=len(points))

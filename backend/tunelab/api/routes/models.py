@@ -1,7 +1,9 @@
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel
 
 from tunelab.api.deps import SettingsDep
+from tunelab.api.policies import signed_in
+from tunelab.core.errors import responses
 from tunelab.services.models import list_models
 
 router = APIRouter(tags=["models"])
@@ -22,7 +24,7 @@ class ModelsPublic(BaseModel):
     count: int
 
 
-@router.get("/models", response_model=ModelsPublic)
+@router.get("/models", response_model=ModelsPublic, dependencies=[Depends(signed_in)], responses=responses(401))
 def read_models(settings: SettingsDep) -> ModelsPublic:
     data = [
         ModelPublic(name=m.name, title=m.title, description=m.description, source=m.source, available=m.available,

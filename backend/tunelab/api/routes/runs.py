@@ -4,6 +4,15 @@ from fastapi import APIRouter, Header, Query, status
 from fastapi.responses import FileResponse, StreamingResponse
 
 from tunelab.api.deps import DispatcherDep, SessionDep, SettingsDep
+from tunelab.api.policies import (
+    ReaderDep,
+    RunCanceler,
+    RunCloner,
+    RunDeleter,
+    RunDownloader,
+    RunReader,
+    UserDep,
+)
 from tunelab.core.errors import responses
 from tunelab.db.models import RunStatus
 from tunelab.schemas.runs import (
@@ -16,20 +25,25 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import artifacts, live, run_logs, runs
+from tunelab.services import access, artifacts, live, run_logs, runs
 
 router = APIRouter(tags=["runs"])
 
 
-@router.post("/runs", response_model=RunPublic, status_code=status.HTTP_201_CREATED, responses=responses(404, 422))
-def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, dispatch: DispatcherDep) -> RunPublic:
-    run = runs.create_run(session, settings, body, dispatch)
+@router.post("/runs", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
+             responses=responses(401, 403, 404, 422))
+def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, dispatch: DispatcherDep,
+               principal: UserDep) -> RunPublic:
+    project_id = access.project_for_new_work(session, principal, body.project_id, "launching a run")
+    run = runs.create_run(session, settings, body, dispatch, project_id, principal.actor)
     return runs.to_public(session, run)
 
 
-@router.get("/runs", response_model=RunsPublic, responses=responses(400, 422))
+@router.get("/runs", response_model=RunsPublic, responses=responses(400, 401, 404, 422))
 def read_runs(
     session: SessionDep,
+    principal: ReaderDep,
+    project_id: Annotated[int | None, Query(description="Only this project's runs; default: all of yours")] = None,
     status: Annotated[list[RunStatus] | None, Query()] = None,
     method: str | None = None,
     objective: str | None = None,
@@ -41,74 +55,77 @@ def read_runs(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
 ) -> RunsPublic:
-    return runs.list_runs(session, status=status, method=method, objective=objective, model=model, q=q, sort=sort,
-                          order=order, limit=limit, cursor=cursor, ids=ids)
+    if principal.share is not None:
+        project_ids, ids = [principal.share.project_id], [i for i in (ids or principal.share.run_ids)
+                                                          if i in principal.share.run_ids]
+    elif project_id is not None:
+        access.project(session, principal, project_id)
+        project_ids = [project_id]
+    else:
+        project_ids = access.readable_project_ids(session, principal)
+    return runs.list_runs(session, project_ids=project_ids, status=status, method=method, objective=objective,
+                          model=model, q=q, sort=sort, order=order, limit=limit, cursor=cursor, ids=ids)
 
 
-@router.get("/runs/{run_id}", response_model=RunPublic, responses=responses(404))
-def read_run(run_id: int, session: SessionDep) -> RunPublic:
-    return runs.to_public(session, runs.get_run(session, run_id))
-
-
-@router.post("/runs/{run_id}/cancel", response_model=RunPublic, responses=responses(404, 409))
-def cancel_run(run_id: int, session: SessionDep) -> RunPublic:
-    return runs.to_public(session, runs.request_cancel(session, run_id))
-
-
-@router.post("/runs/{run_id}/clone", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
-             responses=responses(404, 422))
-def clone_run(run_id: int, session: SessionDep, settings: SettingsDep, dispatch: DispatcherDep,
-              body: RunClone | None = None) -> RunPublic:
-    run = runs.clone_run(session, settings, run_id, body or RunClone(), dispatch)
+@router.get("/runs/{run_id}", response_model=RunPublic, responses=responses(401, 404))
+def read_run(run: RunReader, session: SessionDep) -> RunPublic:
     return runs.to_public(session, run)
 
 
-@router.delete("/runs/{run_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(404, 409))
-def delete_run(run_id: int, session: SessionDep, settings: SettingsDep) -> None:
-    runs.delete_run(session, settings, run_id)
+@router.post("/runs/{run_id}/cancel", response_model=RunPublic, responses=responses(401, 403, 404, 409))
+def cancel_run(run: RunCanceler, session: SessionDep, principal: ReaderDep) -> RunPublic:
+    return runs.to_public(session, runs.request_cancel(session, run.id, principal.actor))
 
 
-@router.get("/runs/{run_id}/events", responses={**responses(404), 200: {"content": {"text/event-stream": {}}}})
+@router.post("/runs/{run_id}/clone", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
+             responses=responses(401, 403, 404, 422))
+def clone_run(run: RunCloner, session: SessionDep, settings: SettingsDep, dispatch: DispatcherDep,
+              principal: ReaderDep, body: RunClone | None = None) -> RunPublic:
+    clone = runs.clone_run(session, settings, run, body or RunClone(), dispatch, principal.actor)
+    return runs.to_public(session, clone)
+
+
+@router.delete("/runs/{run_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404, 409))
+def delete_run(run: RunDeleter, session: SessionDep, settings: SettingsDep, principal: ReaderDep) -> None:
+    runs.delete_run(session, settings, run.id, principal.actor)
+
+
+@router.get("/runs/{run_id}/events",
+            responses={**responses(401, 404), 200: {"content": {"text/event-stream": {}}}})
 def read_run_events(
-    run_id: int,
-    session: SessionDep,
+    run: RunReader,
     last_event_id: Annotated[int | None, Header(description="Resume after this event id")] = None,
     after: Annotated[int | None, Query(ge=0, description="Same as Last-Event-ID, for clients that cannot set it")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end`."""
-    runs.get_run(session, run_id)
     resume_after = last_event_id if last_event_id is not None else (after or 0)
-    return StreamingResponse(live.run_events(run_id, resume_after), media_type="text/event-stream",
+    return StreamingResponse(live.run_events(run.id, resume_after), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-@router.get("/runs/{run_id}/logs", response_model=RunLogPublic, responses=responses(404))
+@router.get("/runs/{run_id}/logs", response_model=RunLogPublic, responses=responses(401, 403, 404))
 def read_run_logs(
-    run_id: int,
-    session: SessionDep,
+    run: RunDownloader,
     settings: SettingsDep,
     offset: Annotated[int | None, Query(ge=0, description="Byte offset to read from; omit for the tail")] = None,
     tail_bytes: Annotated[int, Query(ge=1, le=1024 * 1024)] = 64 * 1024,
 ) -> RunLogPublic:
-    runs.get_run(session, run_id)
-    return run_logs.read_log(settings, run_id, offset, tail_bytes)
+    return run_logs.read_log(settings, run.id, offset, tail_bytes)
 
 
-@router.get("/runs/{run_id}/artifacts", response_model=ArtifactsPublic, responses=responses(404))
-def read_run_artifacts(run_id: int, session: SessionDep) -> ArtifactsPublic:
-    runs.get_run(session, run_id)
-    found = artifacts.list_artifacts(session, run_id)
+@router.get("/runs/{run_id}/artifacts", response_model=ArtifactsPublic, responses=responses(401, 404))
+def read_run_artifacts(run: RunReader, session: SessionDep) -> ArtifactsPublic:
+    found = artifacts.list_artifacts(session, run.id)
     data = [
         ArtifactPublic(path=a.path, kind=a.kind, size_bytes=a.size_bytes, created_at=a.created_at,
-                       download_url=f"/api/v1/runs/{run_id}/artifacts/{a.path}")
+                       download_url=f"/api/v1/runs/{run.id}/artifacts/{a.path}")
         for a in found
     ]
     return ArtifactsPublic(data=data, count=len(data))
 
 
 @router.get("/runs/{run_id}/artifacts/{path:path}", response_class=FileResponse,
-            responses={**responses(400, 404), 200: {"content": {"application/octet-stream": {}}}})
-def download_run_artifact(run_id: int, path: str, session: SessionDep, settings: SettingsDep) -> FileResponse:
-    runs.get_run(session, run_id)
-    file = artifacts.artifact_file(session, settings, run_id, path)
+            responses={**responses(400, 401, 403, 404), 200: {"content": {"application/octet-stream": {}}}})
+def download_run_artifact(run: RunDownloader, path: str, session: SessionDep, settings: SettingsDep) -> FileResponse:
+    file = artifacts.artifact_file(session, settings, run.id, path)
     return FileResponse(file, filename=file.name, media_type="application/octet-stream")

@@ -1,9 +1,13 @@
 """Every table, imported here so that Alembic's metadata sees them all."""
 
 from tunelab.db.models.artifact import Artifact
+from tunelab.db.models.audit import AuditEvent
 from tunelab.db.models.dataset import Dataset
 from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
-from tunelab.db.models.project import Project
+from tunelab.db.models.project import Project, ProjectMember, Role
 from tunelab.db.models.run import Run, RunStatus
+from tunelab.db.models.share import ShareLink
+from tunelab.db.models.user import ApiToken, User, UserSession
 
-__all__ = ["Artifact", "Dataset", "Metric", "MetricRollup", "MetricSummary", "Project", "Run", "RunStatus"]
+__all__ = ["ApiToken", "Artifact", "AuditEvent", "Dataset", "Metric", "MetricRollup", "MetricSummary", "Project",
+           "ProjectMember", "Role", "Run", "RunStatus", "ShareLink", "User", "UserSession"]

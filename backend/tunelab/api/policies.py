@@ -1,0 +1,173 @@
+"""Who may call what. Every route declares exactly one policy, as a dependency from this module.
+
+A policy is a dependency marked with its name (`policy`); `create_app` refuses to start if a route has none,
+and the authorization-matrix test reads the same marks. Lookups by id are policies too: the dependency
+returns the run, dataset, project or link already checked, so a route cannot forget the check.
+"""
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.routing import APIRoute
+
+from tunelab.api.deps import SessionDep, SettingsDep
+from tunelab.core.errors import AppError
+from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csrf_matches
+from tunelab.db.models import Dataset, Project, Role, Run, ShareLink
+from tunelab.services import access, auth, shares
+from tunelab.services.principal import Principal
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+SHARE_QUERY_PARAM = "share"  # for EventSource and download links, which cannot send headers
+
+
+def policy(name: str) -> Callable:
+    def mark(fn: Callable) -> Callable:
+        fn.policy = name
+        return fn
+
+    return mark
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("Authorization")
+    if not header:
+        return None
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise AppError("INVALID_TOKEN", "the Authorization header must be `Bearer <API token>`")
+    return value.strip()
+
+
+def get_principal(request: Request, session: SessionDep, settings: SettingsDep) -> Principal:
+    principal = auth.resolve_principal(
+        session,
+        bearer=_bearer(request),
+        share_token=request.headers.get(SHARE_HEADER) or request.query_params.get(SHARE_QUERY_PARAM),
+        session_cookie=request.cookies.get(SESSION_COOKIE),
+    )
+    # A cookie is sent by the browser on its own, so a state change by cookie must prove it came from our page.
+    if principal.via == "session" and request.method not in SAFE_METHODS and not csrf_matches(
+            settings.secret_key, principal.session_token, request.headers.get(CSRF_HEADER)):
+        raise AppError("CSRF_FAILED", f"missing or wrong {CSRF_HEADER} header; reload the page and try again")
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+@policy("public")
+def public() -> None:
+    """Anyone, signed in or not."""
+
+
+@policy("signed_in")
+def signed_in(principal: PrincipalDep) -> Principal:
+    if principal.user is None:
+        raise AppError("AUTH_REQUIRED", "sign in, or send an API token as `Authorization: Bearer <token>`")
+    return principal
+
+
+@policy("signed_in_or_share")
+def signed_in_or_share(principal: PrincipalDep) -> Principal:
+    """Lists and bulk reads: the service scopes them to the caller's projects, or to a link's runs."""
+    if principal.user is None and principal.share is None:
+        signed_in(principal)
+    return principal
+
+
+@policy("admin")
+def admin(principal: Annotated[Principal, Depends(signed_in)]) -> Principal:
+    if not principal.user.is_admin:
+        raise AppError("FORBIDDEN", "only an admin can do this")
+    return principal
+
+
+UserDep = Annotated[Principal, Depends(signed_in)]
+ReaderDep = Annotated[Principal, Depends(signed_in_or_share)]
+AdminDep = Annotated[Principal, Depends(admin)]
+Public = Depends(public)
+
+
+def _project_policy(role: Role, doing: str) -> Callable:
+    @policy(f"project:{role.value}")
+    def check(project_id: int, session: SessionDep, principal: UserDep) -> Project:
+        return access.project(session, principal, project_id, role, doing)
+
+    return check
+
+
+def _run_policy(role: Role, doing: str, downloads: bool = False) -> Callable:
+    name = "run:download" if downloads else f"run:{role.value}"
+
+    @policy(name)
+    def check(run_id: int, session: SessionDep, principal: ReaderDep) -> Run:
+        return access.run(session, principal, run_id, role, doing, downloads=downloads)
+
+    return check
+
+
+def _dataset_policy(role: Role, doing: str) -> Callable:
+    @policy(f"dataset:{role.value}")
+    def check(dataset_id: int, session: SessionDep, principal: UserDep) -> Dataset:
+        return access.dataset(session, principal, dataset_id, role, doing)
+
+    return check
+
+
+@policy("share:editor")
+def _share_to_manage(share_id: int, session: SessionDep, principal: UserDep) -> ShareLink:
+    link = shares.get_share(session, share_id)
+    try:
+        access.require_role(session, principal, link.project_id, Role.editor, "managing share links")
+    except AppError as exc:
+        if exc.code == "PROJECT_NOT_FOUND":
+            raise AppError("SHARE_NOT_FOUND", f"share link {share_id} does not exist", {"share_id": share_id}) from None
+        raise
+    return link
+
+
+ProjectViewer = Annotated[Project, Depends(_project_policy(Role.viewer, "reading this project"))]
+ProjectEditor = Annotated[Project, Depends(_project_policy(Role.editor, "managing share links"))]
+ProjectOwner = Annotated[Project, Depends(_project_policy(Role.owner, "managing the project"))]
+RunReader = Annotated[Run, Depends(_run_policy(Role.viewer, "reading"))]
+RunDownloader = Annotated[Run, Depends(_run_policy(Role.viewer, "downloading", downloads=True))]
+RunCanceler = Annotated[Run, Depends(_run_policy(Role.editor, "canceling a run"))]
+RunCloner = Annotated[Run, Depends(_run_policy(Role.editor, "cloning a run"))]
+RunDeleter = Annotated[Run, Depends(_run_policy(Role.editor, "deleting a run"))]
+RunLogger = Annotated[Run, Depends(_run_policy(Role.editor, "logging metrics"))]
+DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading"))]
+ShareManaged = Annotated[ShareLink, Depends(_share_to_manage)]
+
+
+def route_policies(route: APIRoute) -> list[str]:
+    """The policy names a route's dependencies declare (walked through nested dependencies)."""
+    found: list[str] = []
+    pending = list(route.dependant.dependencies)
+    while pending:
+        dependant = pending.pop()
+        name = getattr(dependant.call, "policy", None)
+        if name is not None:
+            found.append(name)
+        else:
+            pending.extend(dependant.dependencies)
+    return found
+
+
+def route_policy_table(routers: list, prefix: str) -> dict[tuple[str, str], list[str]]:
+    """(method, path) -> policy names for every documented route; refuses a route that declares none."""
+    table: dict[tuple[str, str], list[str]] = {}
+    missing = []
+    for router in routers:
+        for route in router.routes:
+            if not isinstance(route, APIRoute) or not route.include_in_schema:
+                continue
+            names = route_policies(route)
+            if not names:
+                missing.append(f"{sorted(route.methods)} {route.path}")
+            for method in route.methods:
+                table[(method, prefix + route.path)] = names
+    if missing:
+        raise RuntimeError(f"routes without an access policy (see tunelab.api.policies): {missing}")
+    return table

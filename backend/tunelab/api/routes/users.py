@@ -1,0 +1,30 @@
+"""Accounts, managed by admins: list, create with a password, or invite (the invitee chooses one)."""
+
+from fastapi import APIRouter, status
+
+from tunelab.api.deps import SessionDep, SettingsDep
+from tunelab.api.policies import AdminDep
+from tunelab.core.errors import responses
+from tunelab.db.models import Role
+from tunelab.schemas.auth import UserCreate, UserCreated, UserPublic, UsersPublic
+from tunelab.services import access, users
+
+router = APIRouter(tags=["users"])
+
+
+@router.get("/users", response_model=UsersPublic, responses=responses(401, 403))
+def read_users(principal: AdminDep, session: SessionDep) -> UsersPublic:
+    found = users.list_users(session)
+    return UsersPublic(data=[UserPublic.model_validate(u) for u in found], count=len(found))
+
+
+@router.post("/users", response_model=UserCreated, status_code=status.HTTP_201_CREATED,
+             responses=responses(401, 403, 404, 409, 422))
+def create_user(body: UserCreate, principal: AdminDep, session: SessionDep, settings: SettingsDep) -> UserCreated:
+    """Without a password the answer carries an invitation link to hand to the person (shown only now)."""
+    if body.project_id is not None:
+        access.project(session, principal, body.project_id, Role.owner, "adding members")
+    created = users.create_user(session, settings, principal.actor, body.email, body.display_name, body.password,
+                                body.is_admin, body.project_id, body.role if body.project_id is not None else None)
+    invite_url = f"/invite/{created.invite_token}" if created.invite_token else None
+    return UserCreated(user=UserPublic.model_validate(created.user), invite_url=invite_url)

@@ -1,0 +1,26 @@
+from datetime import datetime
+
+from sqlalchemy import JSON, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from tunelab.db.base import Base, UTCDateTime, utcnow
+
+
+class ShareLink(Base):
+    """Read-only access to one run or one comparison for whoever holds the token; only its hash is kept."""
+
+    __tablename__ = "share_link"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("project.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(20))  # "run" | "comparison"
+    run_ids: Mapped[list[int]] = mapped_column(JSON)
+    title: Mapped[str] = mapped_column(String(200))
+    allow_downloads: Mapped[bool] = mapped_column(default=False)
+    created_by_id: Mapped[int | None] = mapped_column(ForeignKey("user_account.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    open_count: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,54 @@
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_RUNS_PER_LINK = 50
+
+
+class ShareCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run_ids: list[int] = Field(min_length=1, max_length=MAX_RUNS_PER_LINK,
+                               description="One run, or the runs of a comparison (all from one project)")
+    title: str | None = Field(None, max_length=200, description="Defaults to the run's name")
+    expires_at: datetime | None = Field(None, description="Never expires when omitted")
+    allow_downloads: bool = Field(False, description="Let the link's holders download the runs' artifacts")
+
+
+class SharePublic(BaseModel):
+    id: int
+    project_id: int
+    kind: Literal["run", "comparison"]
+    run_ids: list[int]
+    title: str
+    allow_downloads: bool
+    created_by: str | None = Field(description="Email of who made the link")
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+    last_opened_at: datetime | None
+    open_count: int
+    active: bool
+
+
+class ShareCreated(SharePublic):
+    url: str = Field(description="Path of the shared page, /s/<token>; the token is shown only now")
+    token: str
+
+
+class SharesPublic(BaseModel):
+    data: list[SharePublic]
+    count: int
+
+
+class SharedViewPublic(BaseModel):
+    """What a link's holder learns about the link: enough to render the shared page."""
+
+    kind: Literal["run", "comparison"]
+    title: str
+    run_ids: list[int]
+    allow_downloads: bool
+    project_name: str
+    shared_by: str | None
+    expires_at: datetime | None
