@@ -182,7 +182,7 @@ def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "c
 class WorkerProcess:
     """A real `tunelab worker` process (Celery, prefork) for this test session's queue."""
 
-    def __init__(self, log_path: Path, queues: str | None = None):
+    def __init__(self, log_path: Path, queues: str | None = None, env: dict[str, str] | None = None):
         import subprocess
         import sys
 
@@ -191,7 +191,7 @@ class WorkerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tunelab.cli", "worker", "--concurrency", "1",
              *(["--queues", queues] if queues else [])],
-            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env,
         )
 
     def wait_ready(self, timeout: float = 60) -> None:
@@ -250,36 +250,71 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+class ApiProcess:
+    """The real API (`tunelab api`, uvicorn) on a free loopback port."""
+
+    def __init__(self, log_path: Path, env: dict[str, str] | None = None):
+        import subprocess
+        import sys
+
+        import httpx
+
+        port = _free_port()
+        self.base_url = f"http://127.0.0.1:{port}"
+        with log_path.open("ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "tunelab.cli", "api", "--port", str(port)],
+                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+
+        def healthy():
+            if self.proc.poll() is not None:
+                raise AssertionError(log_path.read_text()[-3000:])
+            try:
+                return httpx.get(f"{self.base_url}/api/v1/health", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(healthy, 60, 0.25, "the API to start")
+
+    def stop(self) -> None:
+        import subprocess
+
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
 @pytest.fixture(scope="session")
 def api_server(migrated_db, assets, redis_url, data_dir):
-    """The real API (`tunelab api`, uvicorn) on a free loopback port; yields its base URL."""
+    """The session's API; yields its base URL."""
+    server = ApiProcess(data_dir / "api.log")
+    yield server.base_url
+    server.stop()
+
+
+@pytest.fixture
+def fresh_stack(assets, redis_url, tmp_path):
+    """A second install from scratch (own empty database, queue and Redis namespace; the session's built models
+    and samples), with its API and one worker: for what only a fresh install shows, like the first-admin page."""
+    import shutil
     import subprocess
     import sys
 
-    import httpx
-
-    port = _free_port()
-    log_path = data_dir / "api.log"
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "tunelab.cli", "api", "--port", str(port)], stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-
-    def healthy():
-        if proc.poll() is not None:
-            raise AssertionError(log_path.read_text()[-3000:])
-        try:
-            return httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(healthy, 60, 0.25, "the API to start")
-    yield base
-    proc.terminate()
+    tag = uuid.uuid4().hex[:8]
+    env = {**os.environ, "TUNELAB_DATA_DIR": str(tmp_path / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
+           "TUNELAB_REDIS_NAMESPACE": f"tunelab-fresh-{tag}", "TUNELAB_QUEUES": f"fresh-{tag}",
+           "TUNELAB_DEFAULT_QUEUE": f"fresh-{tag}"}
+    shutil.copytree(assets.samples_dir, tmp_path / "var" / "samples")
+    subprocess.run([sys.executable, "-m", "tunelab.cli", "migrate"], env=env, check=True, capture_output=True)
+    server = ApiProcess(tmp_path / "api.log", env)
+    worker = WorkerProcess(tmp_path / "worker.log", env=env)
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        worker.wait_ready()
+        yield server.base_url
+    finally:
+        worker.stop()
+        server.stop()
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import IN_CI
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, IN_CI
 from tests.worker.conftest import sample_dataset  # noqa: F401  (a fixture the UI tests use too)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,16 +34,30 @@ def browser():
         browser.close()
 
 
-@pytest.fixture
-def page(browser, api_server, request):
-    """A fresh browser context on the real API; a screenshot of the last state is kept as a test artifact."""
-    context = browser.new_context(base_url=api_server, viewport={"width": 1400, "height": 1000})
+def open_page(browser, base_url: str):
+    """A page in a fresh browser context (no cookies), collecting uncaught page errors."""
+    context = browser.new_context(base_url=base_url, viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    console_errors: list[str] = []
-    page.on("pageerror", lambda error: console_errors.append(str(error)))
-    yield page
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    return page
+
+
+def close_page(page, name: str) -> None:
+    """Keep a screenshot of the last state as a test artifact; fail on uncaught errors in the page."""
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
-    assert not console_errors, f"uncaught errors in the page: {console_errors}"
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.context.close()
+    assert not page.errors, f"uncaught errors in the page: {page.errors}"
+
+
+@pytest.fixture
+def page(browser, api_server, admin_token, request):
+    """A browser signed in as the session's admin (a real sign-in: the context keeps the session cookies)."""
+    page = open_page(browser, api_server)
+    response = page.context.request.post(f"{api_server}/api/v1/auth/sign-in",
+                                         data={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})
+    assert response.ok, response.text()
+    yield page
+    close_page(page, request.node.name)

@@ -33,7 +33,12 @@ def test_up_serves_and_ctrl_c_leaves_no_orphans(tmp_path):
     try:
         health = wait_for(healthy, 180, 0.5, "tunelab up to serve with a worker")
         assert health["database"] == "ok" and health["redis"] == "ok"
-        models = httpx.get(f"http://127.0.0.1:{port}/api/v1/models").json()["data"]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}/api/v1") as browser_like:
+            assert browser_like.get("/auth/setup").json()["needs_first_admin"] is True
+            assert browser_like.get("/models").status_code == 401
+            first = browser_like.post("/auth/first-admin", json={"email": "me@example.com", "password": "a long password"})
+            assert first.status_code == 201, first.text
+            models = browser_like.get("/models").json()["data"]
         assert any(m["name"] == "tunelab-tiny" and m["available"] for m in models)
         assert f"http://127.0.0.1:{port}" in (tmp_path / "up.log").read_text()
         redis_pid = int(re.search(r"embedded Redis \(pid (\d+)\)", (tmp_path / "up.log").read_text()).group(1))

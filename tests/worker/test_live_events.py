@@ -7,10 +7,11 @@ import httpx
 from tests.worker.conftest import launch, wait_finished
 
 
-def _read_events(url: str, headers: dict | None = None, stop_after_metrics: int | None = None, timeout=240):
+def _read_events(http: httpx.Client, path: str, headers: dict | None = None, stop_after_metrics: int | None = None,
+                 timeout=240):
     """Parse an SSE stream into (event, id, data) tuples; stop at `end` or after N metrics events."""
     events, fields = [], {}
-    with httpx.stream("GET", url, headers=headers or {}, timeout=timeout) as response:
+    with http.stream("GET", path, headers=headers or {}, timeout=timeout) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         for line in response.iter_lines():
@@ -40,9 +41,9 @@ def _all_points(api, run_id) -> set[tuple[str, int]]:
     return {(s["key"], step) for s in body["series"] for step in s["step"]}
 
 
-def test_live_client_gets_every_point_and_final_status(api, api_server, worker, sample_dataset):
+def test_live_client_gets_every_point_and_final_status(api, worker, sample_dataset):
     run = launch(api, "lora", sample_dataset["id"], max_steps=30, eval_steps=10)
-    events = _read_events(f"{api_server}/api/v1/runs/{run['id']}/events")
+    events = _read_events(api, f"/runs/{run['id']}/events")
     assert events[-1][0] == "end" and events[-1][2]["status"] == "succeeded"
     statuses = [data["status"] for kind, _, data in events if kind == "status"]
     assert statuses[-1] == "succeeded"
@@ -52,13 +53,13 @@ def test_live_client_gets_every_point_and_final_status(api, api_server, worker, 
     assert sum(1 for e in events if e[0] == "metrics") >= 2, "points arrive in several live flushes"
 
 
-def test_reconnect_with_last_event_id_gets_exactly_the_missed_points(api, api_server, worker, sample_dataset):
+def test_reconnect_with_last_event_id_gets_exactly_the_missed_points(api, worker, sample_dataset):
     run = launch(api, "lora", sample_dataset["id"], max_steps=30, eval_steps=10)
-    url = f"{api_server}/api/v1/runs/{run['id']}/events"
-    first = _read_events(url, stop_after_metrics=1)
+    url = f"/runs/{run['id']}/events"
+    first = _read_events(api, url, stop_after_metrics=1)
     last_id = [event_id for kind, event_id, _ in first if kind == "metrics"][-1]
     wait_finished(api, run["id"])
-    second = _read_events(url, headers={"Last-Event-ID": last_id})
+    second = _read_events(api, url, headers={"Last-Event-ID": last_id})
     before, after = _points(first), _points(second)
     assert before and after
     assert not set(before) & set(after), "no duplicates across the reconnect"

@@ -11,7 +11,9 @@ RunSortField = Literal["queued_at", "name", "status", "method", "best_eval_loss"
 class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    project_id: int | None = Field(None, description="Project to launch in; default: the only project you can edit")
+    project_id: int | None = Field(
+        None, description="Project to launch in; default: `default` if you can edit it, else your only editable one"
+    )
     name: str | None = Field(None, max_length=200, description="Defaults to <method>-<model>-<n>")
     objective: str = Field("sft", description="Training objective, a name from GET /methods")
     method: str = Field(description="Fine-tuning method, a name from GET /methods")

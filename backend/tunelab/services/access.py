@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
 from tunelab.db.models import Dataset, Project, ProjectMember, Role, Run
+from tunelab.db.models.project import DEFAULT_PROJECT
 from tunelab.services.principal import Principal
 
 READ_ONLY_LINK = "a share link gives read-only access"
@@ -59,11 +60,15 @@ def project(session: Session, principal: Principal, project_id: int, needed: Rol
 
 
 def project_for_new_work(session: Session, principal: Principal, project_id: int | None, doing: str) -> int:
-    """The project a new run or dataset goes into: the one named, or the caller's only project they can edit."""
+    """The project a new run or dataset goes into: the one named; else, like MLflow's Default experiment, the
+    `default` project when the caller can edit it; else the caller's only editable project."""
     if project_id is not None:
         project(session, principal, project_id, Role.editor, doing)
         return project_id
     editable = [pid for pid, role in roles(session, principal).items() if role.allows(Role.editor)]
+    default_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
+    if default_id in editable:
+        return default_id
     if len(editable) == 1:
         return editable[0]
     message = ("project_id: you are an editor in no project; ask a project owner to add you"

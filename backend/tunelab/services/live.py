@@ -5,7 +5,8 @@ Redis notifications, with keep-alives, ending with the final status. Event ids a
 import asyncio
 import json
 import math
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 
 from anyio import to_thread
 
@@ -17,6 +18,8 @@ from tunelab.services.events import run_channel
 
 KEEPALIVE_S = 15.0
 REPLAY_BATCH = 20_000
+# How often a stream opened through a share link re-checks that the link is still live.
+ACCESS_RECHECK_S = 2.0
 
 
 def _json_value(value: float) -> float | None:
@@ -53,7 +56,10 @@ def _metric_events(points) -> tuple[list[str], int | None]:
     return out, last_seq
 
 
-async def run_events(run_id: int, last_event_id: int) -> AsyncIterator[str]:
+async def run_events(run_id: int, last_event_id: int,
+                     still_allowed: Callable[[], bool] | None = None) -> AsyncIterator[str]:
+    """`still_allowed` (a blocking check, run off the loop) ends the stream with a `revoked` event once it is
+    false: a share link revoked while its page is open stops streaming within ACCESS_RECHECK_S."""
     redis = get_async_redis()
     pubsub = redis.pubsub(ignore_subscribe_messages=True)
     # Subscribe before the replay so that nothing written between the two is missed.
@@ -79,14 +85,24 @@ async def run_events(run_id: int, last_event_id: int) -> AsyncIterator[str]:
             yield chunk
         status = await to_thread.run_sync(_read_status, run_id)
         yield _format("status", status)
+        wait_s = ACCESS_RECHECK_S if still_allowed else KEEPALIVE_S
+        last_sent = last_check = time.monotonic()
         while status["status"] not in FINISHED_STATUSES:
             try:
-                message = await asyncio.wait_for(pubsub.get_message(timeout=KEEPALIVE_S), KEEPALIVE_S + 1)
+                message = await asyncio.wait_for(pubsub.get_message(timeout=wait_s), wait_s + 1)
             except TimeoutError:
                 message = None
+            if still_allowed is not None and time.monotonic() - last_check >= ACCESS_RECHECK_S:
+                last_check = time.monotonic()
+                if not await to_thread.run_sync(still_allowed):
+                    yield _format("revoked", {"message": "this share link is no longer valid"})
+                    return
             if message is None:
-                yield ": keep-alive\n\n"
+                if time.monotonic() - last_sent >= KEEPALIVE_S - 0.5:
+                    last_sent = time.monotonic()
+                    yield ": keep-alive\n\n"
                 continue
+            last_sent = time.monotonic()
             kind = json.loads(message["data"]).get("type")
             if kind == "metrics":
                 for chunk in await drain():

@@ -102,6 +102,15 @@ def resolve(session: Session, token: str) -> ShareLink:
     return link
 
 
+def still_active(link_id: int) -> bool:
+    """For long-lived streams: is the link still neither revoked nor expired? (Opens its own session.)"""
+    from tunelab.db.session import get_sessionmaker
+
+    with get_sessionmaker()() as session:
+        link = session.get(ShareLink, link_id)
+        return link is not None and is_active(link)
+
+
 def record_open(session: Session, link: ShareLink) -> None:
     # One UPDATE, not read-modify-write: many viewers may open a link at once.
     session.execute(update(ShareLink).where(ShareLink.id == link.id)

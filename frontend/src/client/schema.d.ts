@@ -822,7 +822,7 @@ export interface components {
             name?: string | null;
             /**
              * Project Id
-             * @description Project to add it to; default: the only one you can edit
+             * @description Project to add it to; default as for POST /runs
              */
             project_id?: number | null;
         };
@@ -1324,7 +1324,7 @@ export interface components {
             };
             /**
              * Project Id
-             * @description Project to launch in; default: the only project you can edit
+             * @description Project to launch in; default: `default` if you can edit it, else your only editable one
              */
             project_id?: number | null;
             /**

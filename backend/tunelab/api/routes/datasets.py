@@ -43,7 +43,7 @@ def create_dataset(
     dataset_format: Annotated[
         DatasetFormat | None, Form(alias="format", description="Detected from the first row when omitted")
     ] = None,
-    project_id: Annotated[int | None, Form(description="Project to add it to; default: the only one you can edit")] = None,
+    project_id: Annotated[int | None, Form(description="Project to add it to; default as for POST /runs")] = None,
 ) -> Dataset:
     """Upload a dataset; the same bytes under the same name return the existing dataset."""
     target = access.project_for_new_work(session, principal, project_id, "uploading a dataset")

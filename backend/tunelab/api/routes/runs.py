@@ -25,7 +25,7 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import access, artifacts, live, run_logs, runs
+from tunelab.services import access, artifacts, live, run_logs, runs, shares
 
 router = APIRouter(tags=["runs"])
 
@@ -94,12 +94,16 @@ def delete_run(run: RunDeleter, session: SessionDep, settings: SettingsDep, prin
             responses={**responses(401, 404), 200: {"content": {"text/event-stream": {}}}})
 def read_run_events(
     run: RunReader,
+    principal: ReaderDep,
     last_event_id: Annotated[int | None, Header(description="Resume after this event id")] = None,
     after: Annotated[int | None, Query(ge=0, description="Same as Last-Event-ID, for clients that cannot set it")] = None,
 ) -> StreamingResponse:
-    """Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end`."""
+    """Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end` (or `revoked`, when the share
+    link the stream was opened with stops being valid)."""
     resume_after = last_event_id if last_event_id is not None else (after or 0)
-    return StreamingResponse(live.run_events(run.id, resume_after), media_type="text/event-stream",
+    link_id = principal.share.id if principal.share is not None else None
+    still_allowed = (lambda: shares.still_active(link_id)) if link_id is not None else None
+    return StreamingResponse(live.run_events(run.id, resume_after, still_allowed), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
