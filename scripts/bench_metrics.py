@@ -29,6 +29,8 @@ from sqlalchemy.orm import Session
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "backend"))
 
+from bench_auth import admin_token, bearer  # noqa: E402
+
 from tunelab.db.migrate import upgrade  # noqa: E402
 from tunelab.db.models.run import Run  # noqa: E402
 from tunelab.db.session import make_engine  # noqa: E402
@@ -135,9 +137,9 @@ def batches_of_run(run_id: int, steps: int, batch_points: int):
         yield json.dumps({"points": points}).encode()
 
 
-def post_all(base_url: str, requests: list[tuple[int, bytes]]) -> int:
+def post_all(base_url: str, headers: dict[str, str], requests: list[tuple[int, bytes]]) -> int:
     points = 0
-    with httpx.Client(base_url=base_url, timeout=60) as client:
+    with httpx.Client(base_url=base_url, timeout=60, headers=headers) as client:
         for run_id, body in requests:
             response = client.post(
                 f"/api/v1/runs/{run_id}/metrics", content=body, headers={"content-type": "application/json"}
@@ -177,6 +179,8 @@ def main() -> None:
         port = free_port()
         base_url = f"http://127.0.0.1:{port}"
         server = start_server(database.url, workdir, port)
+        # Scripts log with an API token, as external logging would; the admin owns `default`, where the runs are.
+        headers = bearer(admin_token(base_url))
         bytes_before = database.stored_bytes()
 
         # Bodies are encoded before the clock starts: the figure is the server's, not the client's JSON encoder's.
@@ -187,11 +191,11 @@ def main() -> None:
         ]
         start = time.perf_counter()
         with ThreadPoolExecutor(CONNECTIONS) as pool:
-            points = sum(pool.map(lambda share: post_all(base_url, share), shares))
+            points = sum(pool.map(lambda share: post_all(base_url, headers, share), shares))
         ingest_s = time.perf_counter() - start
         bytes_per_point = (database.stored_bytes() - bytes_before) / points
 
-        with httpx.Client(base_url=base_url, timeout=120) as client:
+        with httpx.Client(base_url=base_url, timeout=120, headers=headers) as client:
             long_key = "eval/long"
             for first in range(0, args.long_series_points, 10_000):
                 batch = [{"key": long_key, "step": step, "value": random.random(), "wall_time": 1.7e9 + step}

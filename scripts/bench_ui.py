@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import httpx
+from bench_auth import BENCH_ADMIN, admin_token, bearer
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,6 +213,7 @@ def main() -> None:
     try:
         with httpx.Client(base_url=base_url, timeout=120) as client:
             wait_healthy(client, server)
+            client.headers.update(bearer(admin_token(base_url)))
             print(f"Tunelab at {base_url}, data in {data_dir}")
             started = time.monotonic()
             run_ids = []
@@ -226,6 +228,8 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.context.request.post(f"{base_url}/api/v1/auth/sign-in", data={
+                    "email": BENCH_ADMIN["email"], "password": BENCH_ADMIN["password"]})
                 compare = bench_compare(page, base_url, run_ids, args.repeats)
                 delays = bench_live(page, client, base_url, live_run)
                 browser.close()

@@ -56,8 +56,11 @@ def read_runs(
     cursor: str | None = None,
 ) -> RunsPublic:
     if principal.share is not None:
+        # A link lists its own runs only; asking for others finds nothing (not "no filter").
         project_ids, ids = [principal.share.project_id], [i for i in (ids or principal.share.run_ids)
                                                           if i in principal.share.run_ids]
+        if not ids:
+            return RunsPublic(data=[], count=0, next_cursor=None)
     elif project_id is not None:
         access.project(session, principal, project_id)
         project_ids = [project_id]
