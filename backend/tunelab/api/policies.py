@@ -58,8 +58,17 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
 @policy("public")
-def public() -> None:
-    """Anyone, signed in or not."""
+def public(request: Request) -> None:
+    """Anyone, signed in or not. A public POST (sign-in, first admin, invitations) must not come from another
+    site's page, or that page could sign a visitor in to an account of its choosing (login CSRF); browsers say
+    where a request comes from in Origin, and scripts send none."""
+    origin = request.headers.get("Origin")
+    if request.method not in SAFE_METHODS and origin is not None and origin != _own_origin(request):
+        raise AppError("CSRF_FAILED", f"requests from {origin} are not accepted here")
+
+
+def _own_origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
 
 
 @policy("signed_in")

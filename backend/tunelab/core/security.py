@@ -48,4 +48,6 @@ def csrf_token(secret_key: str, session_token: str) -> str:
 
 
 def csrf_matches(secret_key: str, session_token: str, presented: str | None) -> bool:
-    return presented is not None and hmac.compare_digest(csrf_token(secret_key, session_token), presented)
+    # Compared as bytes: compare_digest refuses str with non-ASCII characters, which a header can carry.
+    return presented is not None and hmac.compare_digest(csrf_token(secret_key, session_token).encode(),
+                                                         presented.encode())

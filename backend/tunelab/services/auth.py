@@ -22,6 +22,7 @@ from tunelab.services import shares
 from tunelab.services.principal import Principal
 
 BAD_CREDENTIALS = "email or password is incorrect"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def normalize_email(email: str) -> str:
@@ -47,8 +48,9 @@ def _check_rate(settings: Settings, keys: list[str]) -> None:
 def _count_failure(settings: Settings, keys: list[str]) -> None:
     pipe = get_redis().pipeline()
     for key in keys:
+        # The window starts at the first failure. SET NX EX, not EXPIRE NX: the embedded Redis is 6.2.
+        pipe.set(key, 0, ex=settings.signin_window_s, nx=True)
         pipe.incr(key)
-        pipe.expire(key, settings.signin_window_s, nx=True)
     pipe.execute()
 
 
@@ -108,7 +110,10 @@ def _user_from_api_token(session: Session, bearer: str) -> User:
     user = session.get(User, found.user_id)
     if user is None or not user.is_active:
         raise invalid
-    found.last_used_at = utcnow()
+    now = utcnow()
+    # At most one write a minute per token: the metrics hot path must not turn every read into a write.
+    if found.last_used_at is None or now - found.last_used_at > LAST_USED_RESOLUTION:
+        found.last_used_at = now
     return user
 
 

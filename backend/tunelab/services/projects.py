@@ -54,6 +54,8 @@ def rename_project(session: Session, principal: Principal, project: Project, nam
     if name.lower() != project.name.lower() and session.scalar(
             select(Project.id).where(func.lower(Project.name) == name.lower())) is not None:
         raise _name_taken(name)
+    if name == project.name:
+        return project
     old, project.name = project.name, name
     audit.record(session, project.id, principal.actor, "project.rename", "project", project.id,
                  f"{principal.actor.label} renamed the project from {old!r} to {name!r}")
@@ -107,6 +109,7 @@ def add_member(session: Session, principal: Principal, project_id: int, email: s
         raise AppError("ALREADY_MEMBER", f"email: {user.email} is already a member", {"field": "email"})
     member = ProjectMember(project_id=project_id, user_id=user.id, role=role)
     session.add(member)
+    session.flush()  # fills created_at, which the answer shows
     audit.record(session, project_id, principal.actor, "member.add", "user", user.id,
                  f"{principal.actor.label} added {user.email} as {role.value}", role=role.value)
     return member, user

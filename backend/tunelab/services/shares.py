@@ -1,6 +1,6 @@
 """Share links: a random token (kept only as a hash) that shows one run or one comparison, read-only, to anyone."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -48,6 +48,8 @@ def create_share(session: Session, actor: Actor, runs: list[Run], title: str | N
     if len(projects) != 1:
         raise AppError("VALIDATION_ERROR", "run_ids: a link can show runs of one project only",
                        [{"field": "run_ids", "message": "runs of one project only"}])
+    if expires_at is not None and expires_at.tzinfo is None:
+        expires_at = expires_at.replace(tzinfo=UTC)  # a time sent without a zone is taken as UTC
     if expires_at is not None and expires_at <= utcnow():
         raise AppError("VALIDATION_ERROR", "expires_at: must be in the future",
                        [{"field": "expires_at", "message": "must be in the future"}])

@@ -77,7 +77,8 @@ def create_user(session: Session, settings: Settings, actor: Actor, email: str, 
 
 def invitation(session: Session, token: str) -> User:
     user = session.scalar(select(User).where(User.invite_token_hash == token_hash(token)))
-    if user is None or not user.invite_pending or user.invite_expires_at is None or user.invite_expires_at <= utcnow():
+    if (user is None or not user.is_active or not user.invite_pending or user.invite_expires_at is None
+            or user.invite_expires_at <= utcnow()):
         raise AppError("INVITE_INVALID", "this invitation link is not valid: it may have been used or have expired; "
                        "ask an admin for a new one")
     return user

