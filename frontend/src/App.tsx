@@ -1,36 +1,39 @@
-import { NavLink, Route, Routes } from "react-router";
+import { Route, Routes } from "react-router";
 
+import { SignedInShell } from "./features/auth/components/SignedInShell";
+import { AcceptInvitePage } from "./routes/AcceptInvitePage";
 import { ComparePage } from "./routes/ComparePage";
 import { DatasetsPage } from "./routes/DatasetsPage";
 import { NewRunPage } from "./routes/NewRunPage";
 import { NotFoundPage } from "./routes/NotFoundPage";
+import { ProjectSettingsPage } from "./routes/ProjectSettingsPage";
 import { RunPage } from "./routes/RunPage";
 import { RunsPage } from "./routes/RunsPage";
+import { SetupPage } from "./routes/SetupPage";
+import { SharedPage } from "./routes/SharedPage";
+import { SignInPage } from "./routes/SignInPage";
+import { SignUpPage } from "./routes/SignUpPage";
+import { TokensPage } from "./routes/TokensPage";
 
 export function App() {
   return (
-    <div className="app">
-      <nav className="topbar">
-        <NavLink to="/" className="brand" end>
-          Tunelab
-        </NavLink>
-        <NavLink to="/" end>
-          Runs
-        </NavLink>
-        <NavLink to="/runs/new">New run</NavLink>
-        <NavLink to="/compare">Compare</NavLink>
-        <NavLink to="/datasets">Datasets</NavLink>
-      </nav>
-      <main className="page">
-        <Routes>
-          <Route path="/" element={<RunsPage />} />
-          <Route path="/runs/new" element={<NewRunPage />} />
-          <Route path="/runs/:runId" element={<RunPage />} />
-          <Route path="/compare" element={<ComparePage />} />
-          <Route path="/datasets" element={<DatasetsPage />} />
-          <Route path="*" element={<NotFoundPage />} />
-        </Routes>
-      </main>
-    </div>
+    <Routes>
+      {/* Pages for people who are not signed in (or hold only a share link): no top bar. */}
+      <Route path="/setup" element={<SetupPage />} />
+      <Route path="/sign-in" element={<SignInPage />} />
+      <Route path="/sign-up" element={<SignUpPage />} />
+      <Route path="/invite/:token" element={<AcceptInvitePage />} />
+      <Route path="/s/:token" element={<SharedPage />} />
+      <Route element={<SignedInShell />}>
+        <Route path="/" element={<RunsPage />} />
+        <Route path="/runs/new" element={<NewRunPage />} />
+        <Route path="/runs/:runId" element={<RunPage />} />
+        <Route path="/compare" element={<ComparePage />} />
+        <Route path="/datasets" element={<DatasetsPage />} />
+        <Route path="/settings/project" element={<ProjectSettingsPage />} />
+        <Route path="/settings/tokens" element={<TokensPage />} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Route>
+    </Routes>
   );
 }

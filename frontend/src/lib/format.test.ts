@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatBytes, formatDuration, formatNumber, formatPercent, runDuration } from "./format";
+import { formatBytes, formatDateTime, formatDuration, formatNumber, formatPercent, formatRelative, runDuration } from "./format";
 
 describe("format", () => {
   it("shows losses with four significant digits and tiny values in exponent form", () => {
@@ -20,5 +20,21 @@ describe("format", () => {
     expect(runDuration("2026-01-01T00:00:00Z", "2026-01-01T00:01:30Z")).toBe(90);
     expect(runDuration("2026-01-01T00:00:00Z", null, Date.parse("2026-01-01T00:00:10Z"))).toBe(10);
     expect(formatDuration(90)).toBe("1 min 30 s");
+  });
+});
+
+describe("formatRelative", () => {
+  const now = Date.parse("2025-03-10T12:00:00Z");
+  it("reads recent and coming times the short way", () => {
+    expect(formatRelative("2025-03-10T11:59:50Z", now)).toBe("just now");
+    expect(formatRelative("2025-03-10T11:55:00Z", now)).toBe("5 min ago");
+    expect(formatRelative("2025-03-10T09:00:00Z", now)).toBe("3 h ago");
+    expect(formatRelative("2025-03-08T12:00:00Z", now)).toBe("2 d ago");
+    expect(formatRelative("2025-03-16T12:00:00Z", now)).toBe("in 6 d");
+  });
+
+  it("shows a dash for never and a full date far away", () => {
+    expect(formatRelative(null, now)).toBe("—");
+    expect(formatRelative("2024-01-01T00:00:00Z", now)).toBe(formatDateTime("2024-01-01T00:00:00Z"));
   });
 });

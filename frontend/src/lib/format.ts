@@ -44,3 +44,22 @@ export function runDuration(startedAt: string | null, finishedAt: string | null,
   const end = finishedAt ? Date.parse(finishedAt) : now;
   return (end - Date.parse(startedAt)) / 1000;
 }
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/** "Mar 10, 2025, 14:05" in the viewer's locale; "—" when there is no date. */
+export function formatDateTime(iso: string | null | undefined): string {
+  return iso ? dateTime.format(new Date(iso)) : "—";
+}
+
+/** "just now", "5 min ago", "3 h ago", "2 d ago", "in 6 d": how people read recency; dates a month away in full. */
+export function formatRelative(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return "—";
+  const seconds = (Date.parse(iso) - now) / 1000;
+  const abs = Math.abs(seconds);
+  if (abs < 45) return "just now";
+  if (abs >= 30 * 86400) return formatDateTime(iso);
+  const [value, unit] = abs < 3600 ? [abs / 60, "min"] : abs < 86400 ? [abs / 3600, "h"] : [abs / 86400, "d"];
+  const amount = `${Math.max(1, Math.round(value))} ${unit}`;
+  return seconds < 0 ? `${amount} ago` : `in ${amount}`;
+}

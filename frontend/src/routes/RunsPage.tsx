@@ -1,9 +1,11 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 
 import { ErrorBox, Loading } from "../components/ui/ui";
+import { useSession } from "../features/auth/session";
 import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
+import { canEdit } from "../features/projects/roles";
 import { useCancelRun } from "../features/runs/api/mutations";
 import { methodsQueryOptions, modelsQueryOptions, runsQueryOptions } from "../features/runs/api/queries";
 import { RunsFilters } from "../features/runs/components/RunsFilters";
@@ -16,21 +18,33 @@ const MAX_COMPARE = 20;
 
 export function RunsPage() {
   const navigate = useNavigate();
+  const { projectId, project, role } = useSession();
+  const editor = canEdit(role);
   const [searchParams, setSearchParams] = useSearchParams();
   const view = useMemo(() => parseRunsView(searchParams), [searchParams]);
-  const viewKey = runsViewParams(view).toString();
+  const viewKey = `${projectId}:${runsViewParams(view).toString()}`;
 
   // Cursor paging: the stack of cursors that led to this page; a new view starts again from the first page.
   const [paging, setPaging] = useState<{ viewKey: string; cursors: (string | undefined)[] }>({ viewKey, cursors: [undefined] });
   const cursors = paging.viewKey === viewKey ? paging.cursors : [undefined];
   const cursor = cursors[cursors.length - 1];
 
-  const runs = useQuery({ ...runsQueryOptions(runsFilter(view, cursor, PAGE_SIZE)), placeholderData: keepPreviousData });
-  const datasets = useQuery(allDatasetsQueryOptions());
+  const runs = useQuery({
+    ...runsQueryOptions({ ...runsFilter(view, cursor, PAGE_SIZE), project_id: projectId }),
+    // Keep the page on screen while a filter or page changes, but never show another project's runs.
+    placeholderData: (previous, previousQuery) => (previousQuery?.queryKey[2].project_id === projectId ? previous : undefined),
+  });
+  const datasets = useQuery(allDatasetsQueryOptions(projectId));
   const methods = useQuery(methodsQueryOptions());
   const models = useQuery(modelsQueryOptions());
   const cancel = useCancelRun();
   const [selected, setSelected] = useState<Set<number>>(() => new Set());
+  const [selectionProject, setSelectionProject] = useState(projectId);
+  if (selectionProject !== projectId) {
+    // Another project's runs are not on this page any more: start the selection afresh.
+    setSelectionProject(projectId);
+    setSelected(new Set());
+  }
 
   const datasetNames = useMemo(() => new Map((datasets.data?.data ?? []).map((d) => [d.id, d.name])), [datasets.data]);
 
@@ -52,7 +66,10 @@ export function RunsPage() {
   return (
     <>
       <div className="page-header">
-        <h1>Runs{page && <span className="help page-count"> {page.count} {page.count === 1 ? "run" : "runs"}</span>}</h1>
+        <h1>
+          Runs{project && <span className="help page-count"> in {project.project_name}</span>}
+          {page && <span className="help page-count"> · {page.count} {page.count === 1 ? "run" : "runs"}</span>}
+        </h1>
         <div className="card-actions">
           {selected.size > 0 && (
             <button type="button" onClick={() => setSelected(new Set())}>
@@ -68,18 +85,29 @@ export function RunsPage() {
           >
             Compare ({selected.size})
           </button>
-          <Link to="/runs/new" className="button primary">
-            New run
-          </Link>
+          {editor && (
+            <Link to="/runs/new" className="button primary">
+              New run
+            </Link>
+          )}
         </div>
       </div>
 
       {noRunsAtAll ? (
         <section className="card empty-state">
-          <h3>
-            No runs yet — <Link to="/runs/new">launch your first run</Link>
-          </h3>
-          <p className="help">The bundled tiny model and sample dataset are pre-selected; a run takes seconds on a CPU.</p>
+          {editor ? (
+            <>
+              <h3>
+                No runs yet — <Link to="/runs/new">launch your first run</Link>
+              </h3>
+              <p className="help">The bundled tiny model and sample dataset are pre-selected; a run takes seconds on a CPU.</p>
+            </>
+          ) : (
+            <>
+              <h3>No runs in this project yet</h3>
+              {role && <p className="help">You are a viewer here: an editor or owner launches runs, and you can follow them.</p>}
+            </>
+          )}
         </section>
       ) : (
         <section className="card">
@@ -109,6 +137,7 @@ export function RunsPage() {
               selected={selected}
               maxSelected={MAX_COMPARE}
               onSelect={select}
+              canChange={editor}
               onCancel={(runId) => cancel.mutate(runId)}
               cancelingIds={new Set(cancel.isPending && cancel.variables !== undefined ? [cancel.variables] : [])}
               onClone={(runId) => navigate(`/runs/new?clone=${runId}`)}

@@ -1,7 +1,9 @@
 // Small shared building blocks. Feature-specific components live under features/<area>/components.
+import { useEffect, useRef, useState } from "react";
 import type { ReactNode } from "react";
 
 import type { RunStatus } from "../../api/client";
+import { copyText } from "../../lib/clipboard";
 
 export function StatusBadge({ status }: { status: RunStatus }) {
   return (
@@ -11,9 +13,9 @@ export function StatusBadge({ status }: { status: RunStatus }) {
   );
 }
 
-export function Card({ title, children, actions }: { title?: ReactNode; children: ReactNode; actions?: ReactNode }) {
+export function Card({ title, children, actions, id, testId }: { title?: ReactNode; children: ReactNode; actions?: ReactNode; id?: string; testId?: string }) {
   return (
-    <section className="card">
+    <section className="card" id={id} data-testid={testId}>
       {(title || actions) && (
         <header className="card-header">
           {title && <h2>{title}</h2>}
@@ -25,10 +27,10 @@ export function Card({ title, children, actions }: { title?: ReactNode; children
   );
 }
 
-export function ErrorBox({ error }: { error: unknown }) {
+export function ErrorBox({ error, testId }: { error: unknown; testId?: string }) {
   const message = error instanceof Error ? error.message : String(error);
   return (
-    <div className="error-box" role="alert">
+    <div className="error-box" role="alert" data-testid={testId}>
       {message}
     </div>
   );
@@ -53,5 +55,127 @@ export function ProgressBar({ percent, label }: { percent: number | null; label?
       <div className="progress-fill" style={{ width: `${Math.min(100, percent ?? 0)}%` }} />
       {label && <span className="progress-label">{label}</span>}
     </div>
+  );
+}
+
+/** A labelled form field; `name` ties the label, the input's id (`field-<name>`) and its error (`field-error-<name>`). */
+export function Field({
+  name,
+  label,
+  error,
+  help,
+  children,
+  className,
+}: {
+  name: string;
+  label: ReactNode;
+  error?: string;
+  help?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
+  return (
+    <div className={`field${className ? ` ${className}` : ""}`}>
+      <label htmlFor={`field-${name}`}>{label}</label>
+      {children}
+      {error && (
+        <div className="field-error" id={`field-${name}-error`} data-testid={`field-error-${name}`}>
+          {error}
+        </div>
+      )}
+      {help && <div className="help">{help}</div>}
+    </div>
+  );
+}
+
+/** Props for an input inside <Field name=…>: its id, name and error state. */
+export function fieldProps(name: string, error?: string) {
+  return {
+    id: `field-${name}`,
+    name,
+    "aria-invalid": error ? true : undefined,
+    "aria-describedby": error ? `field-${name}-error` : undefined,
+  };
+}
+
+/** A value to hand on (a link, a secret) in a read-only input, with a Copy button. */
+export function CopyField({
+  value,
+  label,
+  testId,
+  copyTestId,
+}: {
+  value: string;
+  label: string;
+  testId: string;
+  copyTestId?: string;
+}) {
+  const inputRef = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
+  useEffect(() => {
+    if (copied === null) return;
+    const timer = setTimeout(() => setCopied(null), 2500);
+    return () => clearTimeout(timer);
+  }, [copied]);
+  return (
+    <div className="copy-field">
+      <input
+        ref={inputRef}
+        readOnly
+        value={value}
+        aria-label={label}
+        data-testid={testId}
+        className="mono"
+        spellCheck={false}
+        onFocus={(e) => e.currentTarget.select()}
+      />
+      <button
+        type="button"
+        data-testid={copyTestId}
+        onClick={() => void copyText(value, inputRef.current).then((ok) => setCopied(ok ? "yes" : "no"))}
+      >
+        {copied === "yes" ? "Copied" : "Copy"}
+      </button>
+      {copied === "no" && <span className="help">Selected: press Ctrl+C (⌘C) to copy</span>}
+    </div>
+  );
+}
+
+/** A modal dialog (the browser's <dialog>: focus stays inside, Esc closes it). */
+export function Modal({
+  title,
+  onClose,
+  children,
+  testId,
+}: {
+  title: ReactNode;
+  onClose: () => void;
+  children: ReactNode;
+  testId?: string;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      className="modal"
+      data-testid={testId}
+      aria-labelledby="modal-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <header className="modal-header">
+        <h2 id="modal-title">{title}</h2>
+        <button type="button" className="modal-close" aria-label="Close" onClick={onClose}>
+          ×
+        </button>
+      </header>
+      {children}
+    </dialog>
   );
 }

@@ -15,7 +15,7 @@ import type { FormValue, FormValues, JsonSchema } from "./schemaFields";
 
 const TOP_FIELDS = ["name", "objective", "method", "model", "dataset", "queue"];
 
-export function LaunchForm({ catalog, source }: { catalog: Catalog; source?: Run }) {
+export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; source?: Run; projectId: number | undefined }) {
   const navigate = useNavigate();
   const create = useCreateRun();
   const [choice, setChoice] = useState<LaunchChoice>(() => initialChoice(catalog, source));
@@ -84,6 +84,7 @@ export function LaunchForm({ catalog, source }: { catalog: Catalog; source?: Run
         queue: choice.queue.trim() || null,
         params,
         external: false,
+        project_id: projectId ?? null,
       },
       {
         onSuccess: (run) => navigate(`/runs/${run.id}`),

@@ -2,7 +2,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 
-import type { Run, Schemas } from "../../api/client";
+import { withShareParam, type Run, type Schemas } from "../../api/client";
 import type { paths } from "../../client/schema";
 import { mergeLivePoints, type LivePoint, type Series } from "../../lib/series";
 import { runKeys } from "../runs/api/queries";
@@ -50,7 +50,8 @@ export function useRunEvents(
     let done = false;
 
     const open = () => {
-      const es = new EventSource(eventsUrl(runId, lastSeq));
+      // A share link's holder cannot send the X-Share-Token header from an EventSource: the token rides in ?share=.
+      const es = new EventSource(withShareParam(eventsUrl(runId, lastSeq)));
       source = es;
       es.addEventListener("open", () => {
         failures = 0;

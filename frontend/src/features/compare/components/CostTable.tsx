@@ -33,7 +33,7 @@ const COLUMNS: Column[] = [
 ];
 
 /** What each method cost and bought, the best of each column marked. */
-export function CostTable({ runs }: { runs: readonly Run[] }) {
+export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; linkRuns?: boolean }) {
   const best = COLUMNS.map((c) => bestIndexes(runs.map(c.value), c.better));
   return (
     <section className="card">
@@ -59,7 +59,7 @@ export function CostTable({ runs }: { runs: readonly Run[] }) {
               <tr key={run.id} data-run-id={run.id}>
                 <td>
                   <i className="chart-swatch" style={{ background: runColor(run.id) }} />
-                  <Link to={`/runs/${run.id}`}>{run.name}</Link>
+                  {linkRuns ? <Link to={`/runs/${run.id}`}>{run.name}</Link> : run.name}
                 </td>
                 <td data-metric="method">{run.method}</td>
                 {COLUMNS.map((c, j) => (

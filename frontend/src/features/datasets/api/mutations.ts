@@ -5,21 +5,22 @@ import { api, unwrap } from "../../../api/client";
 import type { Schemas } from "../../../api/client";
 import { datasetKeys } from "./queries";
 
-export type DatasetUpload = { file: File; name?: string; format?: Schemas["DatasetFormat"] };
+export type DatasetUpload = { file: File; name?: string; format?: Schemas["DatasetFormat"]; projectId?: number };
 
 export function useUploadDataset() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async ({ file, name, format }: DatasetUpload) =>
+    mutationFn: async ({ file, name, format, projectId }: DatasetUpload) =>
       unwrap(
         await api.POST("/api/v1/datasets", {
           // The generated type says `string` for the binary part; the serializer below sends the File itself.
-          body: { file: file as unknown as string, name, format },
+          body: { file: file as unknown as string, name, format, project_id: projectId },
           bodySerializer: () => {
             const form = new FormData();
             form.append("file", file);
             if (name) form.append("name", name);
             if (format) form.append("format", format);
+            if (projectId !== undefined) form.append("project_id", String(projectId));
             return form;
           },
         }),

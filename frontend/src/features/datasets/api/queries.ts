@@ -9,19 +9,22 @@ const PAGE_LIMIT = 100; // the server's maximum page size
 
 export const datasetKeys = {
   all: ["datasets"] as const,
-  everything: ["datasets", "all"] as const,
+  everything: (projectId: number | undefined) => ["datasets", "all", projectId ?? null] as const,
   preview: (datasetId: number, model: string | null) => ["datasets", "preview", datasetId, model] as const,
 };
 
-/** Every dataset, following the cursor: pickers and the datasets page need the whole list, and it is short. */
-export function allDatasetsQueryOptions() {
+/**
+ * Every dataset of a project and the bundled samples (undefined: of all your projects), following the cursor:
+ * pickers and the datasets page need the whole list, and it is short.
+ */
+export function allDatasetsQueryOptions(projectId: number | undefined) {
   return queryOptions({
-    queryKey: datasetKeys.everything,
+    queryKey: datasetKeys.everything(projectId),
     queryFn: async ({ signal }) => {
       const data: Dataset[] = [];
       let cursor: string | null | undefined;
       do {
-        const page = unwrap(await api.GET("/api/v1/datasets", { params: { query: { limit: PAGE_LIMIT, cursor } }, signal }));
+        const page = unwrap(await api.GET("/api/v1/datasets", { params: { query: { project_id: projectId, limit: PAGE_LIMIT, cursor } }, signal }));
         data.push(...page.data);
         cursor = page.next_cursor;
       } while (cursor);

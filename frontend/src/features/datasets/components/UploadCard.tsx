@@ -10,7 +10,7 @@ import { describeUploadError } from "../api/uploadErrors";
 
 const FORMATS: Schemas["DatasetFormat"][] = ["text", "instruction", "chat", "preference"];
 
-export function UploadCard({ onUploaded }: { onUploaded: (dataset: Dataset) => void }) {
+export function UploadCard({ projectId, onUploaded }: { projectId: number | undefined; onUploaded: (dataset: Dataset) => void }) {
   const upload = useUploadDataset();
   const [name, setName] = useState("");
   const [format, setFormat] = useState<Schemas["DatasetFormat"] | "">("");
@@ -20,7 +20,7 @@ export function UploadCard({ onUploaded }: { onUploaded: (dataset: Dataset) => v
   const start = (chosen: File) => {
     setFile(chosen);
     upload.mutate(
-      { file: chosen, name: name.trim() || undefined, format: format || undefined },
+      { file: chosen, name: name.trim() || undefined, format: format || undefined, projectId },
       {
         onSuccess: (dataset) => {
           setName("");

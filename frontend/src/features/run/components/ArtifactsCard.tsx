@@ -1,5 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 
+import { withShareParam } from "../../../api/client";
 import { Card, ErrorBox, Loading } from "../../../components/ui/ui";
 import { formatBytes } from "../../../lib/format";
 import { runArtifactsQueryOptions } from "../api/queries";
@@ -28,7 +29,7 @@ export function ArtifactsCard({ runId }: { runId: number }) {
                 <td>{artifact.kind}</td>
                 <td className="num">{formatBytes(artifact.size_bytes)}</td>
                 <td>
-                  <a href={artifact.download_url} download>
+                  <a href={withShareParam(artifact.download_url)} download>
                     Download
                   </a>
                 </td>

@@ -1,19 +1,10 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { Link } from "react-router";
+import type { ReactNode } from "react";
 
-import { api, unwrap, type Run } from "../../../api/client";
-import { ErrorBox, ProgressBar, StatusBadge } from "../../../components/ui/ui";
+import type { Run } from "../../../api/client";
+import { ProgressBar, StatusBadge } from "../../../components/ui/ui";
 import { formatDuration } from "../../../lib/format";
-import { isFinished, runKeys } from "../../runs/api/queries";
 
-export function RunHeader({ run }: { run: Run }) {
-  const queryClient = useQueryClient();
-  const cancel = useMutation({
-    mutationFn: async () =>
-      unwrap(await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: run.id } } })),
-    onSuccess: (updated) => queryClient.setQueryData(runKeys.detail(run.id), updated),
-  });
-  const active = !isFinished(run);
+export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
   const { progress } = run;
   const stepLabel = progress.total_steps ? `step ${progress.current_step} / ${progress.total_steps}` : `step ${progress.current_step}`;
   const eta = progress.eta_seconds !== null ? ` · ETA ${formatDuration(progress.eta_seconds)}` : "";
@@ -25,30 +16,7 @@ export function RunHeader({ run }: { run: Run }) {
         <StatusBadge status={run.status} />
         {run.external && <span className="badge badge-queued">external</span>}
         {run.cancel_requested && run.status === "running" && <span className="help">stopping…</span>}
-        <div className="card-actions run-actions">
-          {active && (
-            <button
-              className="danger"
-              data-testid="cancel-run"
-              disabled={cancel.isPending || run.cancel_requested}
-              onClick={() => {
-                if (window.confirm(`Cancel run “${run.name}”? It stops at the next step and keeps what it saved.`)) {
-                  cancel.mutate();
-                }
-              }}
-            >
-              {run.cancel_requested ? "Canceling…" : "Cancel"}
-            </button>
-          )}
-          {!run.external && (
-            <Link className="button" to={`/runs/new?clone=${run.id}`} data-testid="clone-run">
-              Clone
-            </Link>
-          )}
-          <Link className="button" to={`/compare?runs=${run.id}`}>
-            Compare…
-          </Link>
-        </div>
+        {actions && <div className="card-actions run-actions">{actions}</div>}
       </div>
       <div className="run-meta help">
         #{run.id} · {run.objective} · {run.method} · {run.model}
@@ -71,7 +39,6 @@ export function RunHeader({ run }: { run: Run }) {
           <ProgressBar percent={progress.percent} label={`${stepLabel}${progress.percent !== null ? ` · ${progress.percent.toFixed(0)} %` : ""}${eta}`} />
         </div>
       )}
-      {cancel.error && <ErrorBox error={cancel.error} />}
     </section>
   );
 }

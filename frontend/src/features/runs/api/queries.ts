@@ -5,6 +5,8 @@ import { api, unwrap } from "../../../api/client";
 import type { Run } from "../../../api/client";
 
 export type RunsFilter = {
+  /** Only this project's runs; undefined: every project of the caller (or a share link's runs). */
+  project_id?: number;
   status?: Run["status"][];
   method?: string;
   model?: string;

@@ -14,6 +14,8 @@ type Props = {
   selected: Set<number>;
   maxSelected: number;
   onSelect: (runIds: number[], checked: boolean) => void;
+  /** The caller may cancel and clone these runs (an editor or owner of their project). */
+  canChange: boolean;
   onCancel: (runId: number) => void;
   cancelingIds: Set<number>;
   onClone: (runId: number) => void;
@@ -29,7 +31,7 @@ function shortDate(iso: string, now = new Date()): string {
   return date.toDateString() === now.toDateString() ? timeOfDay.format(date) : dayOfYear.format(date);
 }
 
-export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelected, onSelect, onCancel, cancelingIds, onClone }: Props) {
+export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelected, onSelect, canChange, onCancel, cancelingIds, onClone }: Props) {
   const bestEval = Math.min(...runs.map((run) => run.best_eval_loss ?? Infinity));
   const pageIds = runs.map((run) => run.id);
   const allSelected = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
@@ -137,7 +139,7 @@ export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelec
                 <td className="num">{formatDuration(run.wall_time_s ?? runDuration(run.started_at, run.finished_at))}</td>
                 <td title={fullDate.format(new Date(run.queued_at))}>{shortDate(run.queued_at)}</td>
                 <td className="row-actions">
-                  {active && (
+                  {canChange && active && (
                     <button
                       type="button"
                       className="danger small"
@@ -148,9 +150,11 @@ export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelec
                       Cancel
                     </button>
                   )}
-                  <button type="button" className="small" onClick={() => onClone(run.id)} aria-label={`Clone ${run.name}`}>
-                    Clone
-                  </button>
+                  {canChange && !run.external && (
+                    <button type="button" className="small" onClick={() => onClone(run.id)} aria-label={`Clone ${run.name}`}>
+                      Clone
+                    </button>
+                  )}
                 </td>
               </tr>
             );

@@ -1,0 +1,146 @@
+// Several runs side by side: charts, cost and config. The compare page and a shared comparison show the same
+// view; a shared one is read-only (no editing the selection, no links into the app).
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useRef, type ReactNode } from "react";
+import { Link } from "react-router";
+
+import type { Run } from "../../../api/client";
+import { EmptyState, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
+import { runColor } from "../../../lib/series";
+import { metricsQueryOptions } from "../../metrics/api/queries";
+import { seriesByKey, type RunSeriesSet } from "../../metrics/chartData";
+import { ChartControls } from "../../metrics/components/ChartControls";
+import { MetricChartCard } from "../../metrics/components/MetricChartCard";
+import { useChartControls } from "../../metrics/controls";
+import { AXIS_KEYS, sortMetricKeys } from "../../metrics/keys";
+import { isFinished, runsQueryOptions } from "../../runs/api/queries";
+import { MAX_COMPARE_RUNS } from "../selection";
+import { statusChanged } from "../statusChanged";
+import { ConfigTable } from "./ConfigTable";
+import { CostTable } from "./CostTable";
+
+const MAX_POINTS = 1000;
+const LIVE_REFRESH_MS = 5_000;
+
+export type ComparisonViewProps = {
+  ids: number[];
+  /** Remove a run from the selection; absent when read-only. */
+  onChangeIds?: (ids: number[]) => void;
+  readOnly?: boolean;
+  /** Buttons for the runs shown (share…). */
+  actions?: (runs: Run[]) => ReactNode;
+};
+
+export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: ComparisonViewProps) {
+  const runsQuery = useQuery(runsQueryOptions({ ids, limit: Math.max(MAX_COMPARE_RUNS, ids.length) }));
+  const runs = useMemo(() => {
+    const byId = new Map((runsQuery.data?.data ?? []).map((run) => [run.id, run]));
+    return ids.map((id) => byId.get(id)).filter((run): run is Run => run !== undefined);
+  }, [ids, runsQuery.data]);
+  const unknown = runsQuery.data ? ids.filter((id) => !runs.some((run) => run.id === id)) : [];
+  const knownIds = useMemo(() => runs.map((run) => run.id), [runs]);
+  const anyActive = runs.some((run) => !isFinished(run));
+  const metrics = useQuery(metricsQueryOptions(knownIds, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false));
+  // A run that starts or ends is read at once: its first points, and the last ones that the poll, which stops
+  // when no run is active any more, would otherwise miss. (New ids are a new query, fetched anyway.)
+  const statuses = runs.map((run) => `${run.id}:${run.status}`).join(",");
+  const lastStatuses = useRef(statuses);
+  const { refetch } = metrics;
+  useEffect(() => {
+    const before = lastStatuses.current;
+    lastStatuses.current = statuses;
+    if (statusChanged(before, statuses)) void refetch();
+  }, [statuses, refetch]);
+  const [controls, setControls] = useChartControls();
+
+  // Runs' live fields (status, progress) do not change the series: the sets depend on the ids and names only.
+  const runLabels = runs.map((r) => `${r.id}:${r.name}`).join(",");
+  const sets = useMemo<RunSeriesSet[]>(() => {
+    const byRun = new Map((metrics.data?.data ?? []).map((m) => [m.run_id, m]));
+    return runs.flatMap((run) => {
+      const m = byRun.get(run.id);
+      return m ? [{ runId: run.id, label: run.name, color: runColor(run.id), series: seriesByKey(m.series) }] : [];
+    });
+  }, [metrics.data, runLabels]);
+
+  const keys = useMemo(
+    () => sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key)),
+    [sets],
+  );
+  const onChartDraw = useChartsDrawnMark(metrics.dataUpdatedAt, keys);
+
+  if (runsQuery.isPending) return <Loading what="runs" />;
+  if (runsQuery.error) return <ErrorBox error={runsQuery.error} />;
+
+  return (
+    <>
+      {unknown.length > 0 && (
+        <div className="error-box" role="alert" data-testid="compare-message">
+          Unknown run{unknown.length > 1 ? "s" : ""}: {unknown.map((id) => `#${id}`).join(", ")}
+        </div>
+      )}
+      {runs.length === 0 ? (
+        <EmptyState title="None of these runs exist">{!readOnly && <Link to="/">Back to the runs</Link>}</EmptyState>
+      ) : (
+        <>
+          <section className="card compare-runs" data-testid="compare-runs">
+            {runs.map((run) => (
+              <span className="compare-chip" key={run.id} data-run-id={run.id}>
+                <i className="chart-swatch" style={{ background: runColor(run.id) }} />
+                {readOnly ? <span>{run.name}</span> : <Link to={`/runs/${run.id}`}>{run.name}</Link>}
+                <StatusBadge status={run.status} />
+                {!readOnly && onChangeIds && (
+                  <button
+                    className="chip-remove"
+                    aria-label={`Remove ${run.name} from the comparison`}
+                    title="Remove from the comparison"
+                    onClick={() => onChangeIds(ids.filter((id) => id !== run.id))}
+                  >
+                    ×
+                  </button>
+                )}
+              </span>
+            ))}
+            {actions && <span className="compare-actions">{actions(runs)}</span>}
+          </section>
+          <section className="card charts-toolbar">
+            <ChartControls value={controls} onChange={setControls} />
+            {metrics.isPending && <span className="help">Loading metrics…</span>}
+            {anyActive && <span className="help live-dot">Live · every {LIVE_REFRESH_MS / 1000} s</span>}
+          </section>
+          {metrics.error && <ErrorBox error={metrics.error} />}
+          {metrics.data && keys.length === 0 && <EmptyState title="These runs have logged no metrics yet" />}
+          <div className="chart-grid">
+            {keys.map((key) => (
+              <MetricChartCard key={key} metricKey={key} runs={sets} controls={controls} onDraw={() => onChartDraw(key)} />
+            ))}
+          </div>
+          <CostTable runs={runs} linkRuns={!readOnly} />
+          <ConfigTable runs={runs} />
+        </>
+      )}
+    </>
+  );
+}
+
+/**
+ * Mark "tunelab:charts-drawn" when every chart has drawn the data of the latest metrics response, and measure it
+ * from "tunelab:metrics-received" (set when the response arrived): scripts/bench_ui.py reads the measure.
+ */
+function useChartsDrawnMark(dataUpdatedAt: number, keys: readonly string[]) {
+  const tracked = useRef<{ version: number; waiting: Set<string> }>({ version: 0, waiting: new Set() });
+  // Set during render, so it is in place before any chart of this render draws.
+  if (dataUpdatedAt && tracked.current.version !== dataUpdatedAt && keys.length > 0) {
+    tracked.current = { version: dataUpdatedAt, waiting: new Set(keys) };
+  }
+  return (key: string) => {
+    const { waiting } = tracked.current;
+    if (waiting.size === 0 || !waiting.delete(key) || waiting.size > 0) return;
+    performance.clearMarks("tunelab:charts-drawn");
+    performance.clearMeasures("tunelab:metrics-to-charts");
+    performance.mark("tunelab:charts-drawn");
+    if (performance.getEntriesByName("tunelab:metrics-received", "mark").length) {
+      performance.measure("tunelab:metrics-to-charts", "tunelab:metrics-received", "tunelab:charts-drawn");
+    }
+  };
+}

@@ -1,0 +1,33 @@
+// Making and revoking share links; both show in the project's audit log.
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+
+import { api, unwrap } from "../../../api/client";
+import type { Schemas } from "../../../api/client";
+import { projectKeys } from "../../projects/api/queries";
+import { shareKeys } from "./queries";
+
+function useRefresh() {
+  const queryClient = useQueryClient();
+  return (share: Schemas["SharePublic"]) =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: shareKeys.all }),
+      queryClient.invalidateQueries({ queryKey: projectKeys.audit(share.project_id) }),
+    ]);
+}
+
+export function useCreateShare() {
+  const refresh = useRefresh();
+  return useMutation({
+    mutationFn: async (body: Schemas["ShareCreate"]) => unwrap(await api.POST("/api/v1/shares", { body })),
+    onSuccess: refresh,
+  });
+}
+
+export function useRevokeShare() {
+  const refresh = useRefresh();
+  return useMutation({
+    mutationFn: async (shareId: number) =>
+      unwrap(await api.DELETE("/api/v1/shares/{share_id}", { params: { path: { share_id: shareId } } })),
+    onSuccess: refresh,
+  });
+}
