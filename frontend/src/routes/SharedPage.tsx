@@ -7,7 +7,7 @@ import { createQueryClient } from "../api/queryClient";
 import { ErrorBox, Loading } from "../components/ui/ui";
 import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { RunNotFound, RunView } from "../features/run/components/RunView";
-import { sharedViewQueryOptions } from "../features/shares/api/queries";
+import { sharedLinkCheckQueryOptions, sharedViewQueryOptions } from "../features/shares/api/queries";
 import { SharedBanner } from "../features/shares/components/SharedBanner";
 import { ShareUnavailable } from "../features/shares/components/ShareUnavailable";
 
@@ -44,6 +44,7 @@ function SharedPageForToken({ token }: { token: string }) {
 
 function SharedContent({ token }: { token: string }) {
   const shared = useQuery(sharedViewQueryOptions(token));
+  useQuery({ ...sharedLinkCheckQueryOptions(token), enabled: shared.isSuccess });
   const code = shared.error instanceof ApiError ? shareFailureCode(shared.error.code) : null;
   if (code) return <ShareUnavailable code={code} />;
 

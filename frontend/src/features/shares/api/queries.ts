@@ -30,3 +30,16 @@ export function sharedViewQueryOptions(token: string) {
     staleTime: Infinity,
   });
 }
+
+/** While a shared page stays open, re-ask the API now and then with the link's token (a cheap one-run list, not an
+ * "open" of the link): a revoked or expired link then shows as such even on a page whose runs have finished. */
+export const SHARED_LINK_RECHECK_MS = 30_000;
+
+export function sharedLinkCheckQueryOptions(token: string) {
+  return queryOptions({
+    queryKey: [...shareKeys.shared(token), "check"] as const,
+    queryFn: async ({ signal }) => unwrap(await api.GET("/api/v1/runs", { params: { query: { limit: 1 } }, signal })),
+    refetchInterval: SHARED_LINK_RECHECK_MS,
+    refetchIntervalInBackground: true,
+  });
+}
