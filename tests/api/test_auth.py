@@ -295,3 +295,42 @@ def test_an_api_token_is_shown_once_and_stored_as_its_hash(app, admin, http, db_
     assert row.token_hash == hashlib.sha256(laptop["token"].encode()).hexdigest() != laptop["token"]
     stored = [getattr(row, column.key) for column in ApiToken.__table__.columns]
     assert not any(isinstance(value, str) and laptop["token"] in value for value in stored)
+
+
+# Account administration ---------------------------------------------------------------------------------------------
+
+def test_a_deactivated_account_is_locked_out_at_once_and_can_be_reactivated(app, admin, http):
+    member = create_member(app, admin, prefix="leaver")
+    browser = sign_in(app, member.email)
+    assert http.get(f"{API}/auth/me", headers=browser.headers).status_code == 200
+
+    patched = admin.patch(f"{API}/users/{member.user_id}", json={"is_active": False})
+
+    assert patched.status_code == 200 and patched.json()["is_active"] is False
+    error_of(http.get(f"{API}/auth/me", headers=browser.headers), 401, "AUTH_REQUIRED")
+    error_of(http.get(f"{API}/auth/me", headers=member.headers), 401, "INVALID_TOKEN")
+    error_of(_sign_in(from_new_address(app), member.email, PASSWORD), 401, "INVALID_CREDENTIALS")
+    admin.patch(f"{API}/users/{member.user_id}", json={"is_active": True}).raise_for_status()
+    assert http.get(f"{API}/auth/me", headers=member.headers).status_code == 200
+
+
+def test_an_admin_cannot_lock_themselves_out(admin):
+    me = admin.get(f"{API}/auth/me").json()["user"]["id"]
+    for change in ({"is_active": False}, {"is_admin": False}):
+        error_of(admin.patch(f"{API}/users/{me}", json=change), 403, "FORBIDDEN")
+    assert admin.get(f"{API}/auth/me").json()["user"]["is_admin"] is True
+
+
+def test_a_new_invitation_link_replaces_the_old_one(app, admin, http):
+    created = create_user(admin, password=None, prefix="slow-joiner")
+    old_token = created["invite_url"].rsplit("/", 1)[1]
+
+    again = admin.post(f"{API}/users/{created['user']['id']}/invitation")
+
+    assert again.status_code == 201
+    new_token = again.json()["invite_url"].rsplit("/", 1)[1]
+    error_of(http.get(f"{API}/auth/invites/{old_token}"), 404, "INVITE_INVALID")
+    assert http.get(f"{API}/auth/invites/{new_token}").json()["email"] == created["user"]["email"]
+    accepted = http.post(f"{API}/auth/invites/accept", json={"token": new_token, "password": PASSWORD})
+    assert accepted.status_code == 200
+    error_of(admin.post(f"{API}/users/{created['user']['id']}/invitation"), 409, "INVITE_ACCEPTED")

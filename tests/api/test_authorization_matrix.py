@@ -203,6 +203,12 @@ TABLE: dict[tuple[str, str], Row] = {
         "signed_in", SIGNED_IN, lambda w, who: Call(f"/auth/tokens/{w.own_token_id(who)}")),
     ("GET", "/api/v1/users"): Row("admin", ADMIN_ONLY, _static("/users")),
     ("POST", "/api/v1/users"): Row("admin", ADMIN_ONLY, lambda w, who: Call("/users", json={"email": new_email()})),
+    ("PATCH", "/api/v1/users/{user_id}"): Row(
+        "admin", ADMIN_ONLY,
+        lambda w, who: Call(f"/users/{create_user(w.admin, prefix='patched')['user']['id']}", json={"is_active": False})),
+    ("POST", "/api/v1/users/{user_id}/invitation"): Row(
+        "admin", ADMIN_ONLY,
+        lambda w, who: Call(f"/users/{create_user(w.admin, password=None, prefix='reinvited')['user']['id']}/invitation")),
     # Projects
     ("GET", "/api/v1/projects"): Row("signed_in", SIGNED_IN, _static("/projects")),
     ("POST", "/api/v1/projects"): Row(

@@ -77,6 +77,17 @@ class UserCreate(BaseModel):
     role: Role = Field(Role.viewer, description="Their role in project_id")
 
 
+class UserUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    is_active: bool | None = Field(None, description="false: sign-in, sessions and API tokens stop working at once")
+    is_admin: bool | None = None
+
+
+class InvitationPublic(BaseModel):
+    invite_url: str = Field(description="Path of the new invitation page; the previous link no longer works")
+
+
 class UserCreated(BaseModel):
     user: UserPublic
     invite_url: str | None = Field(description="Path of the invitation page; shown once, valid for a limited time")

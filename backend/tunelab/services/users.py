@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -11,7 +11,7 @@ from tunelab.core.errors import AppError
 from tunelab.core.security import hash_password, new_token, token_hash
 from tunelab.core.settings import Settings
 from tunelab.db.base import utcnow
-from tunelab.db.models import Project, ProjectMember, Role, User
+from tunelab.db.models import Project, ProjectMember, Role, User, UserSession
 from tunelab.db.models.project import DEFAULT_PROJECT
 from tunelab.services import audit
 from tunelab.services.auth import normalize_email
@@ -61,11 +61,7 @@ def create_user(session: Session, settings: Settings, actor: Actor, email: str, 
                 password: str | None, is_admin: bool, project_id: int | None, role: Role | None) -> CreatedUser:
     """An admin creates an account, with a password, or as an invitation the invitee completes by choosing one."""
     user = _insert_user(session, email, display_name, password, is_admin)
-    invite = None
-    if password is None:
-        invite = new_token()
-        user.invite_token_hash = token_hash(invite)
-        user.invite_expires_at = utcnow() + timedelta(hours=settings.invite_ttl_hours)
+    invite = _issue_invite(settings, user) if password is None else None
     if project_id is not None:
         member_role = role or Role.viewer
         session.add(ProjectMember(project_id=project_id, user_id=user.id, role=member_role))
@@ -73,6 +69,45 @@ def create_user(session: Session, settings: Settings, actor: Actor, email: str, 
         audit.record(session, project_id, actor, "member.add", "user", user.id,
                      f"{actor.label} {verb} {user.email} as {member_role.value}", role=member_role.value)
     return CreatedUser(user, invite)
+
+
+def _issue_invite(settings: Settings, user: User) -> str:
+    invite = new_token()
+    user.invite_token_hash = token_hash(invite)
+    user.invite_expires_at = utcnow() + timedelta(hours=settings.invite_ttl_hours)
+    return invite
+
+
+def get_user(session: Session, user_id: int) -> User:
+    user = session.get(User, user_id)
+    if user is None:
+        raise AppError("USER_NOT_FOUND", f"user {user_id} does not exist", {"user_id": user_id})
+    return user
+
+
+def reissue_invite(session: Session, settings: Settings, user: User) -> str:
+    """A fresh invitation link for an account that has not chosen its password yet; the old link stops working."""
+    if not user.invite_pending:
+        raise AppError("INVITE_ACCEPTED", f"{user.email} has already joined; they sign in with their password")
+    return _issue_invite(settings, user)
+
+
+def update_user(session: Session, actor_user: User, user: User, is_active: bool | None, is_admin: bool | None) -> User:
+    """Deactivate (their sessions end and their API tokens stop working at once) or change admin rights; an admin
+    cannot lock themselves out, and the last active admin stays one."""
+    if user.id == actor_user.id and (is_active is False or is_admin is False):
+        raise AppError("FORBIDDEN", "you cannot deactivate yourself or drop your own admin rights; ask another admin")
+    if is_active is not None:
+        user.is_active = is_active
+        if not is_active:
+            session.execute(delete(UserSession).where(UserSession.user_id == user.id))
+    if is_admin is not None:
+        user.is_admin = is_admin
+    session.flush()
+    active_admins = session.scalar(select(func.count(User.id)).where(User.is_admin, User.is_active))
+    if not active_admins:
+        raise AppError("LAST_ADMIN", "Tunelab needs at least one active admin; make someone else admin first")
+    return user
 
 
 def invitation(session: Session, token: str) -> User:

@@ -6,7 +6,7 @@ from tunelab.api.deps import SessionDep, SettingsDep
 from tunelab.api.policies import AdminDep
 from tunelab.core.errors import responses
 from tunelab.db.models import Role
-from tunelab.schemas.auth import UserCreate, UserCreated, UserPublic, UsersPublic
+from tunelab.schemas.auth import InvitationPublic, UserCreate, UserCreated, UserPublic, UsersPublic, UserUpdate
 from tunelab.services import access, users
 
 router = APIRouter(tags=["users"])
@@ -28,3 +28,19 @@ def create_user(body: UserCreate, principal: AdminDep, session: SessionDep, sett
                                 body.is_admin, body.project_id, body.role if body.project_id is not None else None)
     invite_url = f"/invite/{created.invite_token}" if created.invite_token else None
     return UserCreated(user=UserPublic.model_validate(created.user), invite_url=invite_url)
+
+
+@router.patch("/users/{user_id}", response_model=UserPublic, responses=responses(401, 403, 404, 409, 422))
+def update_user(user_id: int, body: UserUpdate, principal: AdminDep, session: SessionDep) -> UserPublic:
+    """Deactivate or reactivate an account, or grant or drop admin rights."""
+    user = users.get_user(session, user_id)
+    return UserPublic.model_validate(users.update_user(session, principal.user, user, body.is_active, body.is_admin))
+
+
+@router.post("/users/{user_id}/invitation", response_model=InvitationPublic, status_code=status.HTTP_201_CREATED,
+             responses=responses(401, 403, 404, 409))
+def reissue_invitation(user_id: int, principal: AdminDep, session: SessionDep,
+                       settings: SettingsDep) -> InvitationPublic:
+    """A new invitation link for someone who has not joined yet (the old one may be lost or expired)."""
+    token = users.reissue_invite(session, settings, users.get_user(session, user_id))
+    return InvitationPublic(invite_url=f"/invite/{token}")
