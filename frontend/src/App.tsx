@@ -14,6 +14,7 @@ import { SharedPage } from "./routes/SharedPage";
 import { SignInPage } from "./routes/SignInPage";
 import { SignUpPage } from "./routes/SignUpPage";
 import { TokensPage } from "./routes/TokensPage";
+import { UsersPage } from "./routes/UsersPage";
 
 export function App() {
   return (
@@ -32,6 +33,7 @@ export function App() {
         <Route path="/datasets" element={<DatasetsPage />} />
         <Route path="/settings/project" element={<ProjectSettingsPage />} />
         <Route path="/settings/tokens" element={<TokensPage />} />
+        <Route path="/settings/users" element={<UsersPage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

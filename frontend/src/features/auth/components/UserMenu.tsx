@@ -4,7 +4,7 @@ import { Link, useLocation } from "react-router";
 import { useSignOut } from "../api/mutations";
 import { useSession } from "../session";
 
-/** Who is signed in, and the account's pages: API tokens, project settings, sign out. */
+/** Who is signed in, and the account's pages: project settings, users (admins), API tokens, sign out. */
 export function UserMenu() {
   const { me } = useSession();
   const signOut = useSignOut();
@@ -51,6 +51,11 @@ export function UserMenu() {
           <Link role="menuitem" to="/settings/project" className="menu-item">
             Project settings
           </Link>
+          {me.user.is_admin && (
+            <Link role="menuitem" to="/settings/users" className="menu-item">
+              Users
+            </Link>
+          )}
           <Link role="menuitem" to="/settings/tokens" className="menu-item">
             API tokens
           </Link>

@@ -6,6 +6,7 @@ import type { Role, Schemas } from "../../../api/client";
 import { authKeys } from "../../auth/api/queries";
 import { datasetKeys } from "../../datasets/api/queries";
 import { runKeys } from "../../runs/api/queries";
+import { userKeys } from "../../users/api/queries";
 import { projectKeys } from "./queries";
 
 function useRefresh(projectId?: number) {
@@ -89,8 +90,9 @@ export function useRemoveMember(projectId: number) {
 /** An admin creates the account without a password: the answer's invite_url is shown once. */
 export function useInviteUser(projectId: number) {
   const refresh = useRefresh(projectId);
+  const queryClient = useQueryClient();
   return useMutation({
     mutationFn: async (body: Schemas["UserCreate"]) => unwrap(await api.POST("/api/v1/users", { body })),
-    onSuccess: refresh,
+    onSuccess: () => Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: userKeys.all })]),
   });
 }
