@@ -383,6 +383,7 @@ def test_a_member_of_one_project_sees_nothing_of_another(app, admin, http):
 
 def test_the_audit_log_records_who_did_what_for_owners_only(app, admin, http):
     team = create_team(app, admin, http, "audited")
+    dataset = upload_dataset(http, team.editor, team.project_id)
     run = launch_external(http, team.editor, team.project_id)
     cancel(http, team.editor, run["id"])
     link = create_share(http, team.editor, [run["id"]])
@@ -399,6 +400,7 @@ def test_the_audit_log_records_who_did_what_for_owners_only(app, admin, http):
         ("project.create", team.owner.email, team.project_id),
         ("member.add", team.owner.email, team.editor.user_id),
         ("member.add", team.owner.email, team.viewer.user_id),
+        ("dataset.upload", team.editor.email, dataset["id"]),
         ("run.launch", team.editor.email, run["id"]),
         ("run.cancel", team.editor.email, run["id"]),
         ("share.create", team.editor.email, link["id"]),

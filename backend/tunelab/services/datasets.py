@@ -28,7 +28,8 @@ from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.models import Dataset
 from tunelab.schemas.datasets import DatasetPreviewPublic, LengthStats, RenderedRow
-from tunelab.services import events
+from tunelab.services import audit, events
+from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.projects import default_project_id
 from tunelab.training.formats import (
     ROW_MODELS,
@@ -223,6 +224,7 @@ def create_dataset(
     data: bytes,
     declared_format: DatasetFormat | None,
     project_id: int,
+    actor: Actor = SYSTEM,
 ) -> Dataset:
     """Validate an upload and store it; `name` defaults to the file name's stem. Flushes, never commits."""
     if len(data) > settings.upload_max_bytes:
@@ -251,7 +253,10 @@ def create_dataset(
     )
     if existing is not None:
         return existing
-    return _store(session, settings, project_id, name, data, validated, bundled=False)
+    dataset = _store(session, settings, project_id, name, data, validated, bundled=False)
+    audit.record(session, project_id, actor, "dataset.upload", "dataset", dataset.id,
+                 f"{actor.label} uploaded dataset {name!r} ({validated.row_count} {validated.format} rows)")
+    return dataset
 
 
 def register_bundled_dataset(

@@ -48,7 +48,8 @@ def create_dataset(
     """Upload a dataset; the same bytes under the same name return the existing dataset."""
     target = access.project_for_new_work(session, principal, project_id, "uploading a dataset")
     data = _read_at_most(file, settings.upload_max_bytes)
-    return datasets_service.create_dataset(session, settings, name, file.filename, data, dataset_format, target)
+    return datasets_service.create_dataset(session, settings, name, file.filename, data, dataset_format, target,
+                                           principal.actor)
 
 
 @router.get("/datasets", response_model=DatasetsPublic, responses=responses(400, 401, 404, 422))
