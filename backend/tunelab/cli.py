@@ -1,4 +1,4 @@
-"""`tunelab up | api | worker | migrate | assets`."""
+"""`tunelab up | api | worker | migrate | assets | set-password`."""
 
 import argparse
 import ctypes
@@ -39,6 +39,34 @@ def cmd_assets(_: argparse.Namespace) -> None:
     print(f"bundled models in {settings.models_dir}, sample datasets in {settings.samples_dir}")
 
 
+def _read_new_password() -> str:
+    """From the terminal (asked twice, not echoed), or the first line of stdin for scripts."""
+    import getpass
+
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().rstrip("\n")
+    password = getpass.getpass("new password: ")
+    if getpass.getpass("again: ") != password:
+        sys.exit("the two passwords differ; nothing changed")
+    return password
+
+
+def cmd_set_password(args: argparse.Namespace) -> None:
+    """The way back in for a locked-out admin (there is no email reset): run on the server, like Grafana's
+    `grafana cli admin reset-admin-password`. Ends the account's browser sessions."""
+    from tunelab.core.errors import AppError
+    from tunelab.db.session import session_scope
+    from tunelab.services import users
+
+    password = _read_new_password()
+    try:
+        with session_scope() as session:
+            user = users.set_password(session, args.email, password, make_admin=args.admin)
+            print(f"password set for {user.email}" + (" (admin)" if user.is_admin else ""))
+    except AppError as exc:
+        sys.exit(exc.message)
+
+
 def cmd_openapi(_: argparse.Namespace) -> None:
     """Print the OpenAPI document; the frontend's typed client is generated from it."""
     import json
@@ -75,6 +103,14 @@ def _redacted(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def _first_visit_hint() -> str:
+    from tunelab.db.session import session_scope
+    from tunelab.services.users import needs_first_admin
+
+    with session_scope() as session:
+        return "  Open it to create the admin account.\n" if needs_first_admin(session) else ""
+
+
 def cmd_up(args: argparse.Namespace) -> None:
     """Everything on one machine: assets, migrations, Redis (embedded unless configured), API and one worker."""
     settings = get_settings()
@@ -98,7 +134,7 @@ def cmd_up(args: argparse.Namespace) -> None:
                          preexec_fn=_die_with_parent),
     ]
     print(f"\n  Tunelab is starting at http://{host}:{port}   (API docs: http://{host}:{port}/api/docs)\n"
-          "  Press Ctrl-C to stop.\n", flush=True)
+          f"{_first_visit_hint()}  Press Ctrl-C to stop.\n", flush=True)
 
     stopping = False
 
@@ -147,6 +183,10 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("migrate", help="upgrade the database schema to the latest version").set_defaults(func=cmd_migrate)
     sub.add_parser("assets", help="build the bundled tiny model and sample datasets").set_defaults(func=cmd_assets)
     sub.add_parser("openapi", help="print the OpenAPI document of the HTTP API").set_defaults(func=cmd_openapi)
+    set_password = sub.add_parser("set-password", help="set an account's password (asked, or read from stdin)")
+    set_password.add_argument("email")
+    set_password.add_argument("--admin", action="store_true", help="also make the account an active admin")
+    set_password.set_defaults(func=cmd_set_password)
     args = parser.parse_args(argv)
     args.func(args)
 

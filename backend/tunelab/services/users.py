@@ -17,6 +17,8 @@ from tunelab.services import audit
 from tunelab.services.auth import normalize_email
 from tunelab.services.principal import Actor
 
+MIN_PASSWORD_LENGTH = 8
+
 
 def needs_first_admin(session: Session) -> bool:
     return not session.scalar(select(func.count(User.id)))
@@ -107,6 +109,21 @@ def update_user(session: Session, actor_user: User, user: User, is_active: bool 
     active_admins = session.scalar(select(func.count(User.id)).where(User.is_admin, User.is_active))
     if not active_admins:
         raise AppError("LAST_ADMIN", "Tunelab needs at least one active admin; make someone else admin first")
+    return user
+
+
+def set_password(session: Session, email: str, password: str, make_admin: bool) -> User:
+    """Server-side recovery: a new password (the invitation, if pending, is used up), sessions ended."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise AppError("VALIDATION_ERROR", f"password: at least {MIN_PASSWORD_LENGTH} characters")
+    user = session.scalar(select(User).where(User.email == normalize_email(email)))
+    if user is None:
+        raise AppError("USER_NOT_FOUND", f"no account uses {normalize_email(email)}")
+    user.password_hash = hash_password(password)
+    user.invite_token_hash = user.invite_expires_at = None
+    session.execute(delete(UserSession).where(UserSession.user_id == user.id))
+    if make_admin:
+        user.is_admin = user.is_active = True
     return user
 
 
