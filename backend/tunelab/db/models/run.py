@@ -46,11 +46,24 @@ class Run(Base):
     )
     status_reason: Mapped[str | None] = mapped_column(Text)
     cancel_requested: Mapped[bool] = mapped_column(default=False)
+    # Cancel did not stop it: the worker kills the training process.
+    force_stop_requested: Mapped[bool] = mapped_column(default=False)
     queued_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     worker: Mapped[str | None] = mapped_column(String(200))
+    # Which start of training this is (1 = the first); each resume after a lost worker or by a user adds one.
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    # Resumes the reaper made on its own since the last start a user asked for; bounded by max_auto_resumes.
+    auto_resumes: Mapped[int] = mapped_column(Integer, default=0)
+    # The one queue message of a queued run: when it was sent, its id, and the broker epoch it was sent in.
+    # A new epoch (Redis restarted empty) or a message no longer in the broker is the only reason to send again.
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    dispatch_id: Mapped[str | None] = mapped_column(String(64))
+    dispatch_epoch: Mapped[str | None] = mapped_column(String(64))
+    # Step of the newest checkpoint on disk: what a resume starts from.
+    checkpoint_step: Mapped[int | None] = mapped_column(Integer)
     versions: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
 
     current_step: Mapped[int] = mapped_column(Integer, default=0)
