@@ -37,6 +37,7 @@ class RecordingSink:
     metrics: list[tuple[int, dict[str, float], float]] = field(default_factory=list)
     progress_calls: list[tuple[int, int]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    checkpoints: list[int] = field(default_factory=list)
     flushes: int = 0
 
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
@@ -51,6 +52,9 @@ class RecordingSink:
 
     def set_summary(self, values: dict[str, Any]) -> None:
         self.summary.update(values)
+
+    def checkpoint_saved(self, step: int) -> None:
+        self.checkpoints.append(step)
 
     def flush(self) -> None:
         self.flushes += 1

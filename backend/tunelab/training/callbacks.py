@@ -1,11 +1,14 @@
 """The bridge from the trainer's events to a RunSink: metrics, progress and cancellation."""
 
+import json
 import logging
 import math
 import time
+from pathlib import Path
 
 from transformers import TrainerCallback
 
+from tunelab.training.checkpoints import CHECKPOINT_EXTRAS, CHECKPOINT_PREFIX
 from tunelab.training.sink import RunSink
 
 logger = logging.getLogger("tunelab.training")
@@ -60,6 +63,24 @@ class SinkCallback(TrainerCallback):
         self._seconds_since_log += time.perf_counter() - self._step_started
         self.sink.progress(state.global_step, state.max_steps)
         if self.sink.should_cancel():
-            logger.info("cancel requested: stopping after step %d", state.global_step)
+            logger.info("cancel requested: stopping after step %d, saving a checkpoint", state.global_step)
             self.canceled = True
+            # Stop now and keep this state to resume from; an evaluation due at this step would only delay the stop.
             control.should_training_stop = True
+            control.should_save = True
+            control.should_evaluate = False
+
+    def on_save(self, args, state, control, **kwargs):
+        self.sink.checkpoint_saved(state.global_step)
+
+
+class TokensSeenRecorder(TrainerCallback):
+    """Writes TRL's running count of training tokens into each checkpoint, which would otherwise not hold it."""
+
+    def __init__(self):
+        self.count = lambda: 0
+
+    def on_save(self, args, state, control, **kwargs):
+        folder = Path(args.output_dir) / f"{CHECKPOINT_PREFIX}{state.global_step}"
+        if folder.is_dir():
+            (folder / CHECKPOINT_EXTRAS).write_text(json.dumps({"num_tokens": int(self.count())}), encoding="utf-8")

@@ -5,6 +5,8 @@ Artifacts under job.output_dir:
   tokenizer/          the tokenizer trained with (chat template included)
   config.json         the resolved run config: objective, method, model, dataset, params, library versions
   trainer_log.jsonl   the trainer's log history, one entry per line
+  checkpoints/checkpoint-<step>/  the trainer's checkpoints (model or adapter, optimizer, scheduler, RNG, trainer
+                      state with the data position), the newest `checkpoints_to_keep`; a resume starts from the newest
   samples.jsonl       up to 3 eval prompts: prompt, prompt_token_ids, expected, completion (greedy),
                       logits (first 16 of the prompt's last position, float32, trained model in eval mode)
 """
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tunelab.training.checkpoints import CHECKPOINTS_DIR, checkpoint_tokens_seen, latest_checkpoint
 from tunelab.training.registry import MethodSpec, get_method, get_objective
 from tunelab.training.sink import RunSink, TrainingJob, TrainingResult
 
@@ -45,7 +48,7 @@ def split_records(records: list[dict], eval_fraction: float, seed: int) -> tuple
     return train, held_out
 
 
-def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: str):
+def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: str, resuming: bool = False):
     """SFTConfig for validated TrainingParams, every setting explicit (TRL's defaults differ from transformers')."""
     import torch
     from trl import SFTConfig
@@ -66,7 +69,8 @@ def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: s
         weight_decay=params.weight_decay,
         eval_strategy="steps" if has_eval else "no",
         eval_steps=params.eval_steps,
-        eval_on_start=has_eval,  # the step-0 eval loss is the baseline runs are compared against
+        # The step-0 eval loss is the baseline runs are compared against; a resumed run has it already.
+        eval_on_start=has_eval and not resuming,
         logging_steps=params.logging_steps,
         seed=params.seed,
         bf16=params.precision == "bf16",
@@ -74,7 +78,9 @@ def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: s
         activation_checkpointing=params.gradient_checkpointing,  # the new name; TRL defaults the old one to True
         use_cpu=not torch.cuda.is_available(),
         assistant_only_loss=dataset_format == "chat",
-        save_strategy="no",
+        save_strategy="steps",
+        save_steps=params.checkpoint_every_steps,
+        save_total_limit=params.checkpoints_to_keep,
         report_to="none",
         disable_tqdm=True,
     )
@@ -189,7 +195,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     from transformers import PrinterCallback
     from trl import SFTTrainer
 
-    from tunelab.training.callbacks import SinkCallback
+    from tunelab.training.callbacks import SinkCallback, TokensSeenRecorder
     from tunelab.training.models import load_model_and_tokenizer
 
     started = time.perf_counter()
@@ -223,34 +229,46 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     tokenizer_dir = output_dir / "tokenizer"
     tokenizer.save_pretrained(tokenizer_dir)
     peft_config = method.build_peft_config(params, str(tokenizer_dir)) if method.peft else None
+    checkpoint = latest_checkpoint(output_dir / CHECKPOINTS_DIR) if job.resume else None
     callback = SinkCallback(sink)
+    tokens_recorder = TokensSeenRecorder()
     trainer = SFTTrainer(
         model=model,
-        args=build_sft_config(params, output_dir / "checkpoints", bool(eval_records), job.dataset_format),
+        args=build_sft_config(params, output_dir / CHECKPOINTS_DIR, bool(eval_records), job.dataset_format,
+                              resuming=checkpoint is not None),
         train_dataset=Dataset.from_list(train_records),
         eval_dataset=Dataset.from_list(eval_records) if eval_records else None,
         processing_class=tokenizer,
         peft_config=peft_config,
-        callbacks=[callback],
+        callbacks=[tokens_recorder, callback],
     )
+    tokens_recorder.count = lambda: trainer._total_train_tokens
     # With tqdm off the trainer prints every log dict to stdout; the callback already logs them through `logger`.
     trainer.remove_callback(PrinterCallback)
     # What the method costs is known before the first step: report it now, so it shows while the run trains.
     trainable, total = count_parameters(trainer.model)
     sink.set_summary({"trainable_params": trainable, "total_params": total})
-    train_output = trainer.train()
+    if checkpoint is not None:
+        # TRL counts training tokens in memory only; carry the count on, so "tokens seen" continues where it was.
+        trainer._total_train_tokens = checkpoint_tokens_seen(checkpoint)
+        logger.info("resuming from %s", checkpoint.name)
+    if sink.should_cancel():  # canceled while the model was loading: nothing to train or save
+        logger.info("canceled before the first step")
+        return TrainingResult(canceled=True)
+    train_output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
 
     history = trainer.state.log_history
-    evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
-    if eval_records and not evaluated_last_step:
-        trainer.evaluate()
-
     model = trainer.model
+    if not callback.canceled:
+        evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
+        if eval_records and not evaluated_last_step:
+            trainer.evaluate()
     model.save_pretrained(output_dir / ("adapter" if method.peft else "model"))
     with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
         for entry in history:
             log_file.write(json.dumps(entry) + "\n")
-    if eval_records:
+    # A cancel means "stop now": no sample generation (on a real model it takes minutes).
+    if eval_records and not callback.canceled:
         write_samples(model, tokenizer, eval_records, output_dir / "samples.jsonl")
 
     summary = run_summary(model, history, train_output.metrics, time.perf_counter() - started)

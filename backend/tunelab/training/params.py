@@ -66,6 +66,16 @@ class TrainingParams(BaseModel):
         title="Precision",
         description="fp32, or bf16/fp16 mixed precision (weights stay fp32); bf16/fp16 need a GPU",
     )
+    checkpoint_every_steps: int = Field(
+        100,
+        ge=1,
+        title="Checkpoint every (steps)",
+        description="Save model or adapter, optimizer, scheduler, RNG and data position this often; a run whose "
+        "worker is lost, or that is canceled and resumed, continues from the newest checkpoint",
+    )
+    checkpoints_to_keep: int = Field(
+        2, ge=1, le=100, title="Checkpoints kept", description="Older checkpoints are deleted as newer ones are saved"
+    )
     gradient_checkpointing: bool = Field(
         False,
         title="Gradient checkpointing",

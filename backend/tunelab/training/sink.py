@@ -20,6 +20,9 @@ class RunSink(Protocol):
         """Run-level figures: trainable_params, total_params, peak_memory_bytes, wall_time_s,
         tokens_per_second, final_eval_loss, best_eval_loss (any subset, may be called more than once)."""
 
+    def checkpoint_saved(self, step: int) -> None:
+        """A complete checkpoint of `step` is on disk under the job's checkpoints folder."""
+
     def flush(self) -> None:
         """Write out anything buffered (called at the end of training and before returning)."""
 
@@ -35,6 +38,9 @@ class TrainingJob:
     dataset_format: str  # "text" | "instruction" | "chat" | "preference"
     params: dict[str, Any]  # the method's validated config, every field present
     output_dir: Path  # the run's artifact folder; created by the caller
+    # Continue from the newest complete checkpoint in output_dir/checkpoints (a lost worker, a user's resume); with
+    # none there it starts from the beginning.
+    resume: bool = False
 
 
 @dataclass
