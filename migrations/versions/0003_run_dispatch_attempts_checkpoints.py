@@ -25,12 +25,14 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('dispatch_id', sa.String(length=64), nullable=True))
         batch_op.add_column(sa.Column('dispatch_epoch', sa.String(length=64), nullable=True))
         batch_op.add_column(sa.Column('checkpoint_step', sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column('start_step', sa.Integer(), nullable=False, server_default='0'))
     # Runs that trained before this revision started once.
     op.execute("UPDATE run SET attempt = 1 WHERE started_at IS NOT NULL")
 
 
 def downgrade() -> None:
     with op.batch_alter_table('run', schema=None) as batch_op:
+        batch_op.drop_column('start_step')
         batch_op.drop_column('checkpoint_step')
         batch_op.drop_column('dispatch_epoch')
         batch_op.drop_column('dispatch_id')

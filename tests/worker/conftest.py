@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import wait_for
+from tests.conftest import wait_while_progressing
 
 TINY_MODEL = "tunelab-tiny"
 FINISHED = {"succeeded", "failed", "canceled"}
@@ -21,12 +21,15 @@ def launch(api, method: str, dataset_id: int, **params) -> dict:
     return response.json()
 
 
-def wait_finished(api, run_id: int, timeout: float = 240) -> dict:
-    def finished():
-        run = api.get(f"/runs/{run_id}").json()
-        return run if run["status"] in FINISHED else None
+def run_progress(run: dict) -> tuple:
+    """What changes while a run gets anywhere: its status, step and metrics flushes."""
+    return run["status"], run["progress"]["current_step"], run["metric_seq"], run["attempt"]
 
-    return wait_for(finished, timeout, 0.25, f"run {run_id} to finish")
+
+def wait_finished(api, run_id: int, stall_s: float = 180) -> dict:
+    """The run once finished; fails only when it stops making progress for `stall_s` (not on a slow machine)."""
+    return wait_while_progressing(lambda: api.get(f"/runs/{run_id}").json(), lambda run: run["status"] in FINISHED,
+                                  run_progress, stall_s, message=f"run {run_id} to finish")
 
 
 def series(api, run_id: int, key: str, max_points: int = 1000) -> dict:

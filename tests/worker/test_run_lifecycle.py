@@ -5,20 +5,21 @@ import re
 
 import pytest
 
-from tests.conftest import wait_for
-from tests.worker.conftest import launch, series, wait_finished
+from tests.conftest import wait_for, wait_while_progressing
+from tests.worker.conftest import FINISHED, launch, run_progress, series, wait_finished
 
 
-def _statuses_until_finished(api, run_id: int, timeout: float = 240) -> list[str]:
+def _statuses_until_finished(api, run_id: int) -> list[str]:
     seen: list[str] = []
 
-    def finished():
-        status = api.get(f"/runs/{run_id}").json()["status"]
-        if not seen or seen[-1] != status:
-            seen.append(status)
-        return status in ("succeeded", "failed", "canceled")
+    def read():
+        run = api.get(f"/runs/{run_id}").json()
+        if not seen or seen[-1] != run["status"]:
+            seen.append(run["status"])
+        return run
 
-    wait_for(finished, timeout, 0.05, f"run {run_id} to finish")
+    wait_while_progressing(read, lambda run: run["status"] in FINISHED, run_progress, interval=0.05,
+                           message=f"run {run_id} to finish")
     return seen
 
 
@@ -127,7 +128,7 @@ def test_cancel_running_run_stops_within_two_steps(api, worker, sample_dataset, 
 
 def test_cancel_queued_run_never_starts(api, sample_dataset):
     from tests.conftest import SESSION_TAG
-    from tunelab.services.execution import execute_run
+    from tunelab.services.supervisor import execute_run
 
     queue = f"nobody-{SESSION_TAG}"  # no worker consumes it, and no other test queues runs there
     body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"], "queue": queue}
@@ -141,35 +142,48 @@ def test_cancel_queued_run_never_starts(api, sample_dataset):
     assert final["status"] == "canceled" and final["started_at"] is None and final["worker"] is None
 
 
-def test_killed_worker_fails_run_as_worker_lost(api, start_worker, sample_dataset):
+def test_killed_worker_resumes_from_its_checkpoint_on_another_worker(api, start_worker, sample_dataset):
     from tests.conftest import SESSION_TAG
 
     queue = f"kill-{SESSION_TAG}"
     victim = start_worker(queue)
     body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"], "queue": queue,
-            "params": {"max_steps": 5000, "eval_steps": 5000}}
+            "params": {"max_steps": 80, "eval_steps": 40, "checkpoint_every_steps": 5}}
     run = api.post("/runs", json=body).json()
-    wait_for(lambda: api.get(f"/runs/{run['id']}").json()["progress"]["current_step"] >= 2, 180, 0.1,
-             "the run to start training")
+    wait_for(lambda: (api.get(f"/runs/{run['id']}").json()["checkpoint_step"] or 0) >= 5, 180, 0.05,
+             "the run to save its first checkpoint")
     victim.kill()
     # heartbeat timeout 8 s + reaper interval 1 s (tests/conftest.py), plus slack for a loaded machine.
-    final = wait_finished(api, run["id"], timeout=30)
-    assert final["status"] == "failed"
-    assert final["status_reason"].startswith("worker lost")
+    requeued = wait_for(lambda: (r := api.get(f"/runs/{run['id']}").json())["status"] == "queued" and r, 60, 0.2,
+                        "the reaper to put the lost run back in the queue")
+    assert requeued["status_reason"].startswith("worker lost"), requeued["status_reason"]
+    assert "resuming from checkpoint at step" in requeued["status_reason"]
+    assert requeued["auto_resumes"] == 1 and requeued["attempt"] == 1
+    start_worker(queue)
+    final = wait_finished(api, run["id"])
+    assert final["status"] == "succeeded", final["status_reason"]
+    assert final["attempt"] == 2 and final["progress"]["current_step"] == 80
+    steps = series(api, run["id"], "train/loss")["step"]
+    assert steps == list(range(1, 81)), "every step once: nothing lost, nothing twice"
+    log = api.get(f"/runs/{run['id']}/logs", params={"tail_bytes": 1024 * 1024}).json()["text"]
+    assert "attempt 2, training process" in log and "resuming from step" in log
 
 
-def test_duplicate_delivery_trains_once(api, worker, sample_dataset, settings):
-    from tunelab.worker.dispatch import send_train_run
+def test_duplicate_delivery_is_dropped_at_once_and_trains_once(api, worker, sample_dataset, settings):
+    import re
+    import uuid
+
+    from tunelab.worker.broker import get_broker
 
     run = launch(api, "lora", sample_dataset["id"], max_steps=3, eval_steps=3)
-    send_train_run(run["id"], run["queue"])  # the same task, delivered a second time
     final = wait_finished(api, run["id"])
     assert final["status"] == "succeeded"
-    log = worker.log_path.read_text()
-    wait_for(lambda: f"run {run['id']} is not queued" in worker.log_path.read_text(), 60, 0.2,
-             "the duplicate delivery to be refused")
+    get_broker().send(run["id"], run["queue"], uuid.uuid4().hex)  # the same run, delivered a second time
+    dropped = wait_for(lambda: re.search(rf"run {run['id']} is not queued .*: dropped in ([0-9.]+) ms",
+                                         worker.log_path.read_text()), 60, 0.1, "the duplicate delivery to be dropped")
+    assert float(dropped.group(1)) < 50, "dropped before any training process starts"
     train_log = (settings.artifact_dir / str(run["id"]) / "train.log").read_text()
-    assert train_log.count(f"run {run['id']} claimed by") == 1, log[-2000:]
+    assert train_log.count(f"run {run['id']} claimed by") == 1
 
 
 def test_a_run_that_fails_in_training_says_why(api, worker, sample_dataset):

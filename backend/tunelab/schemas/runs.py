@@ -4,6 +4,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tunelab.db.models.run import RunStatus
+from tunelab.schemas.common import ResourceId
 
 RunSortField = Literal["queued_at", "name", "status", "method", "best_eval_loss", "tokens_per_second", "wall_time_s"]
 
@@ -11,14 +12,14 @@ RunSortField = Literal["queued_at", "name", "status", "method", "best_eval_loss"
 class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    project_id: int | None = Field(
+    project_id: ResourceId | None = Field(
         None, description="Project to launch in; default: `default` if you can edit it, else your only editable one"
     )
     name: str | None = Field(None, max_length=200, description="Defaults to <method>-<model>-<n>")
     objective: str = Field("sft", description="Training objective, a name from GET /methods")
     method: str = Field(description="Fine-tuning method, a name from GET /methods")
     model: str = Field(description="Base model: a name from GET /models, an absolute path, or a cached hub id")
-    dataset: int | None = Field(None, description="Dataset id from GET /datasets; required unless external")
+    dataset: ResourceId | None = Field(None, description="Dataset id from GET /datasets; required unless external")
     params: dict[str, Any] = Field(default_factory=dict, description="The method's parameters (GET /methods schema)")
     queue: str | None = Field(None, max_length=50, description="Worker queue (cpu, gpu, …); default from settings")
     external: bool = Field(
@@ -59,11 +60,15 @@ class RunPublic(BaseModel):
     status: RunStatus
     status_reason: str | None
     cancel_requested: bool
+    force_stop_requested: bool = Field(description="A force stop was asked for: the worker kills the training process")
     queued_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
     heartbeat_at: datetime | None
     worker: str | None
+    attempt: int = Field(description="Which start of training this is: 1 is the first; resumes add one each")
+    auto_resumes: int = Field(description="Automatic resumes after a lost worker since the last start a user asked for")
+    checkpoint_step: int | None = Field(description="Step of the newest checkpoint: where a resume continues from")
     versions: dict[str, str]
     progress: RunProgress
     metric_seq: int = Field(description="Number of the run's latest metrics flush: open its event stream after it")

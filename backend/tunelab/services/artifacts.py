@@ -9,6 +9,14 @@ from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.models import Artifact
 
+RUN_LOG_NAME = "train.log"  # the training process's log, in the run's folder
+
+
+def run_dir(settings: Settings, run_id: int) -> Path:
+    """The run's artifact folder: everything its training writes."""
+    return settings.artifact_dir / str(run_id)
+
+
 # Top-level entry of a run folder -> the kind shown to users.
 KIND_BY_TOP = {"adapter": "adapter", "model": "model", "tokenizer": "tokenizer", "checkpoints": "checkpoint",
                "train.log": "log", "trainer_log.jsonl": "log", "config.json": "config", "samples.jsonl": "samples"}
@@ -34,7 +42,7 @@ def list_artifacts(session: Session, run_id: int) -> list[Artifact]:
 
 def artifact_file(session: Session, settings: Settings, run_id: int, relative: str) -> Path:
     """The file behind an artifact path; refuses anything outside the run's folder or not in its index."""
-    root = (settings.artifact_dir / str(run_id)).resolve()
+    root = run_dir(settings, run_id).resolve()
     candidate = (root / relative).resolve()
     if not candidate.is_relative_to(root) or candidate == root:
         raise AppError("INVALID_PATH", "path: outside the run's artifacts", {"field": "path"})

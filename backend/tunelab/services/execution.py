@@ -1,11 +1,11 @@
-"""Executing a run inside a worker: claim it, hand the engine a sink backed by SQL and Redis, keep the
-heartbeat, listen for cancel, and record how it ended. The same function serves the Celery task, the CLI
-and tests."""
+"""Training one claimed run, inside its own training process (`tunelab train RUN_ID --attempt N`, started by the
+worker's supervisor): hand the engine a sink backed by SQL and Redis, listen for cancel, record how it ended.
+The same function serves the worker, the CLI and tests."""
 
 import json
 import logging
+import os
 import platform
-import socket
 import threading
 import time
 import traceback
@@ -15,21 +15,17 @@ from typing import Any
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import Settings, get_settings
-from tunelab.db.models import Dataset, RunStatus
+from tunelab.db.models import Dataset, Run, RunStatus
 from tunelab.db.session import session_scope
-from tunelab.services import artifacts, runs
+from tunelab.services import artifacts, lifecycle
 from tunelab.services.datasets import dataset_file
 from tunelab.services.events import run_channel
 from tunelab.services.metrics import ingest_points
+from tunelab.services.models import model_identity
 
 log = logging.getLogger(__name__)
-RUN_LOG_NAME = "train.log"
-LOGGERS_IN_RUN_LOG = ("tunelab.training", "transformers", "trl", "peft", "accelerate", "tunelab.services.execution")
+LOGGERS_IN_RUN_LOG = ("tunelab", "transformers", "trl", "peft", "accelerate")
 TRACKED_PACKAGES = ("torch", "transformers", "peft", "trl", "datasets", "accelerate")
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{threading.get_native_id()}"
 
 
 def package_versions() -> dict[str, str]:
@@ -47,11 +43,15 @@ class SqlRunSink:
 
     MAX_BUFFERED_POINTS = 500
 
-    def __init__(self, run_id: int, flush_interval_s: float) -> None:
+    def __init__(self, run_id: int, flush_interval_s: float, output_dir: Path, prior_wall_time_s: float = 0.0) -> None:
         self.run_id = run_id
         self.flush_interval_s = flush_interval_s
+        self.output_dir = output_dir
         self.cancel_event = threading.Event()
         self.current_step = 0
+        # Wall time of the run's earlier attempts: a resumed run's wall time is the sum of all of them.
+        self._prior_wall_time_s = prior_wall_time_s
+        self._started = time.monotonic()
         self._total_steps: int | None = None
         self._progress_dirty = False
         self._buffer: list[tuple[str, int, float, float]] = []
@@ -71,8 +71,15 @@ class SqlRunSink:
         return self.cancel_event.is_set()
 
     def set_summary(self, values: dict[str, Any]) -> None:
+        if "wall_time_s" in values:
+            values = {**values, "wall_time_s": self._prior_wall_time_s + values["wall_time_s"]}
         with session_scope() as session:
-            runs.record_summary(session, self.run_id, values)
+            lifecycle.record_summary(session, self.run_id, values)
+
+    def checkpoint_saved(self, step: int) -> None:
+        self.flush()  # the metrics up to the checkpoint land first
+        with session_scope() as session:
+            lifecycle.record_checkpoint(session, self.run_id, step, self.output_dir)
 
     def _maybe_flush(self) -> None:
         due = time.monotonic() - self._last_flush >= self.flush_interval_s
@@ -90,27 +97,32 @@ class SqlRunSink:
             if points:
                 ingest_points(session, self.run_id, points)
             if progress_dirty:
-                runs.record_progress(session, self.run_id, self.current_step, self._total_steps)
+                lifecycle.record_progress(session, self.run_id, self.current_step, self._total_steps)
+                # Kept current as it trains, so a run whose process is killed still shows how long it trained.
+                lifecycle.record_summary(session, self.run_id, {
+                    "wall_time_s": self._prior_wall_time_s + time.monotonic() - self._started})
 
 
-class RunWatch:
-    """Background threads for one run: heartbeat into SQL and cancel notices from Redis (SQL as fallback)."""
+class CancelWatch:
+    """A background thread for one run: cancel notices from Redis, with SQL as the fallback. It also ends this
+    process if the worker that started it is gone (where the OS cannot be asked to, as on macOS)."""
 
     def __init__(self, run_id: int, sink: SqlRunSink, settings: Settings) -> None:
         self.run_id, self.sink, self.settings = run_id, sink, settings
         self.cancel_seen_at_step: int | None = None
+        self._parent = os.getppid()
         self._stop = threading.Event()
         self._threads = [
-            threading.Thread(target=self._heartbeat, name=f"heartbeat-{run_id}", daemon=True),
             threading.Thread(target=self._listen, name=f"cancel-listener-{run_id}", daemon=True),
+            threading.Thread(target=self._poll, name=f"cancel-poll-{run_id}", daemon=True),
         ]
 
-    def __enter__(self) -> "RunWatch":
+    def __enter__(self) -> "CancelWatch":
         for thread in self._threads:
             thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=5)
@@ -120,14 +132,17 @@ class RunWatch:
             self.cancel_seen_at_step = self.sink.current_step
             self.sink.cancel_event.set()
 
-    def _heartbeat(self) -> None:
+    def _poll(self) -> None:
         while not self._stop.wait(self.settings.heartbeat_interval_s):
+            if os.getppid() != self._parent:
+                log.error("run %s: the worker that started this training process is gone; stopping", self.run_id)
+                os._exit(1)
             try:
                 with session_scope() as session:
-                    if runs.beat(session, self.run_id):
+                    if lifecycle.stop_requests(session, self.run_id).cancel:
                         self._cancel()
-            except Exception:  # noqa: BLE001  (a missed beat is survivable; the next one may succeed)
-                log.warning("heartbeat failed for run %s", self.run_id, exc_info=True)
+            except Exception:  # noqa: BLE001  (the database away for a moment; the next poll may succeed)
+                log.warning("cancel poll failed for run %s", self.run_id, exc_info=True)
 
     def _listen(self) -> None:
         while not self._stop.is_set():
@@ -136,59 +151,58 @@ class RunWatch:
                 pubsub.subscribe(run_channel(self.run_id))
                 while not self._stop.is_set():
                     message = pubsub.get_message(timeout=0.5)
-                    if message and json.loads(message["data"]).get("type") == "cancel":
+                    if message and json.loads(message["data"]).get("type") in ("cancel", "force_stop"):
                         self._cancel()
                 pubsub.close()
-            except Exception:  # noqa: BLE001  (Redis away: the heartbeat's SQL check still sees a cancel)
+            except Exception:  # noqa: BLE001  (Redis away: the SQL poll still sees a cancel)
                 log.warning("cancel listener lost Redis for run %s; retrying", self.run_id, exc_info=True)
                 self._stop.wait(2)
 
 
-def _attach_run_log(path: Path) -> logging.Handler:
-    handler = logging.FileHandler(path, encoding="utf-8")
+def configure_run_log() -> None:
+    """The training process writes its log to stderr, which its supervisor points at the run's train.log."""
+    import faulthandler
+    import sys
+
+    faulthandler.enable()  # a crash in native code still leaves a traceback in train.log
+    handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     for name in LOGGERS_IN_RUN_LOG:
         logger = logging.getLogger(name)
         logger.addHandler(handler)
+        logger.propagate = False
         if logger.level == logging.NOTSET or logger.level > logging.INFO:
             logger.setLevel(logging.INFO)
-    return handler
 
 
-def _detach_run_log(handler: logging.Handler) -> None:
-    for name in LOGGERS_IN_RUN_LOG:
-        logging.getLogger(name).removeHandler(handler)
-    handler.close()
-
-
-def execute_run(run_id: int, worker: str | None = None) -> str | None:
-    """Train one run to its end. Returns the final status, or None when the run was not ours to train."""
+def train_claimed_run(run_id: int, attempt: int) -> str | None:
+    """Train attempt `attempt` of a run its supervisor claimed. Returns the final status, or None when the run is
+    no longer at that attempt (a stale training process: it trains nothing)."""
     from tunelab.training.engine import run_training
     from tunelab.training.sink import TrainingJob
 
     settings = get_settings()
-    worker = worker or worker_name()
     with session_scope() as session:
-        if not runs.claim_run(session, run_id, worker):
-            log.info("run %s is not queued (duplicate delivery, or canceled); nothing to do", run_id)
+        if not lifecycle.is_current_attempt(session, run_id, attempt):
+            log.info("run %s is not at attempt %s any more; nothing to do", run_id, attempt)
             return None
-        run = runs.get_run(session, run_id)
-        config = dict(run.config)
-        runs.record_versions(session, run_id, package_versions())
+        run = session.get(Run, run_id)
+        config, worker, prior_wall_time = dict(run.config), run.worker, run.wall_time_s or 0.0
+        checkpoint_step = run.checkpoint_step
+        lifecycle.record_start(session, run_id, package_versions(), model_identity(Path(config["model_path"])))
 
-    output_dir = runs.run_dir(settings, run_id)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    handler = _attach_run_log(output_dir / RUN_LOG_NAME)
-    sink = SqlRunSink(run_id, settings.metrics_flush_interval_s)
+    output_dir = artifacts.run_dir(settings, run_id)
+    sink = SqlRunSink(run_id, settings.metrics_flush_interval_s, output_dir, prior_wall_time if attempt > 1 else 0.0)
     status, reason = RunStatus.failed, None
-    watch = RunWatch(run_id, sink, settings)
+    watch = CancelWatch(run_id, sink, settings)
     try:
-        log.info("run %s claimed by %s: %s %s on %s", run_id, worker, config["objective"], config["method"],
-                 config["model"])
+        resuming = f", resuming from step {checkpoint_step}" if attempt > 1 and checkpoint_step else ""
+        log.info("run %s claimed by %s: %s %s on %s (attempt %d, training process %d%s)", run_id, worker,
+                 config["objective"], config["method"], config["model"], attempt, os.getpid(), resuming)
         job = TrainingJob(
             objective=config["objective"], method=config["method"], model=config["model_path"],
             dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
-            params=config["params"], output_dir=output_dir,
+            params=config["params"], output_dir=output_dir, resume=attempt > 1,
         )
         with watch:
             result = run_training(job, sink)
@@ -207,17 +221,16 @@ def execute_run(run_id: int, worker: str | None = None) -> str | None:
             sink.flush()
         except Exception:  # noqa: BLE001
             log.warning("final metrics flush failed for run %s", run_id, exc_info=True)
-        _detach_run_log(handler)
         with session_scope() as session:
             artifacts.index_run_artifacts(session, run_id, output_dir)
-            runs.finish_run(session, run_id, status, reason)
+            lifecycle.finish_run(session, run_id, status, reason, attempt=attempt)
     return status.value
 
 
 def _dataset_file(settings: Settings, run_id: int) -> Path:
     with session_scope() as session:
-        run = runs.get_run(session, run_id)
-        dataset = session.get(Dataset, run.dataset_id) if run.dataset_id else None
+        run = session.get(Run, run_id)
+        dataset = session.get(Dataset, run.dataset_id) if run is not None and run.dataset_id else None
         if dataset is None:
             raise FileNotFoundError(f"the dataset of run {run_id} was deleted")
         return dataset_file(settings, dataset)

@@ -1,32 +1,36 @@
-"""Housekeeping that keeps SQL honest when processes die: fail runs whose worker stopped beating, and re-send
-runs that sit queued in SQL with no message left in Redis. Safe to run in several processes at once."""
+"""Housekeeping that keeps SQL and the queue honest when processes die: runs whose worker stopped beating go back to
+the queue to resume from their checkpoint (or fail, after a bounded number of tries), and queued runs whose message
+is gone are sent again (services.queue). Safe to run in several processes at once."""
 
 import logging
 import threading
 
 from tunelab.core.settings import Settings
 from tunelab.db.session import session_scope
-from tunelab.services import runs
+from tunelab.services import lifecycle, queue
+from tunelab.services.queue import Broker
 
 log = logging.getLogger(__name__)
-REQUEUE_AFTER_S = 300.0
 
 
-def sweep(settings: Settings, dispatch: runs.Dispatcher) -> None:
+def sweep(settings: Settings, broker: Broker) -> None:
     with session_scope() as session:
-        for run_id in runs.reap_lost_runs(session, settings.heartbeat_timeout_s):
-            log.warning("run %s failed: %s", run_id, runs.WORKER_LOST)
-        runs.requeue_stale(session, REQUEUE_AFTER_S, dispatch)
+        for run_id, status in lifecycle.reap_lost_runs(session, settings).items():
+            log.warning("run %s: %s; now %s", run_id, lifecycle.WORKER_LOST, status.value)
+    try:
+        queue.reconcile(broker)
+    except Exception:  # noqa: BLE001  (the broker is down: nothing can be sent; queued runs wait in SQL)
+        log.info("queue not reconciled: broker unreachable", exc_info=True)
 
 
-def start_reaper(settings: Settings, dispatch: runs.Dispatcher) -> threading.Event:
+def start_reaper(settings: Settings, broker: Broker) -> threading.Event:
     """Sweep every reaper_interval_s in a daemon thread; set the returned event to stop it."""
     stop = threading.Event()
 
     def loop() -> None:
         while not stop.wait(settings.reaper_interval_s):
             try:
-                sweep(settings, dispatch)
+                sweep(settings, broker)
             except Exception:  # noqa: BLE001  (database briefly away; try again next round)
                 log.warning("reaper sweep failed", exc_info=True)
 

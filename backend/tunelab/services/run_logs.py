@@ -2,8 +2,7 @@
 
 from tunelab.core.settings import Settings
 from tunelab.schemas.runs import RunLogPublic
-from tunelab.services.execution import RUN_LOG_NAME
-from tunelab.services.runs import run_dir
+from tunelab.services.artifacts import RUN_LOG_NAME, run_dir
 
 MAX_CHUNK_BYTES = 256 * 1024
 

@@ -1,10 +1,10 @@
-"""The life of a run in SQL: create, list, claim, heartbeat, cancel, finish, reap, clone, delete."""
+"""Runs as people ask for them: launch, list, read, cancel (or force-stop), resume, clone, delete. What the
+worker and the reaper do to a run is in services.lifecycle; how it reaches a worker, in services.queue."""
 
 import base64
 import json
+import logging
 import shutil
-from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,16 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import audit, events
-from tunelab.services.models import model_identity, resolve_model_path
+from tunelab.services import audit, events, queue
+from tunelab.services.artifacts import run_dir
+from tunelab.services.lifecycle import finish_run
+from tunelab.services.models import resolve_model_path
 from tunelab.services.principal import SYSTEM, Actor
+from tunelab.services.queue import Broker
 from tunelab.training import registry
 
-Dispatcher = Callable[[int, str], None]
-WORKER_LOST = "worker lost"
+log = logging.getLogger(__name__)
+RESUMABLE_STATUSES = frozenset({RunStatus.failed, RunStatus.canceled})
 
 
 def get_run(session: Session, run_id: int) -> Run:
@@ -93,14 +96,26 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
         "method": method.name,
         "model": body.model,
         "model_path": str(model_path),
-        "model_identity": model_identity(model_path),
         "dataset": {"id": dataset.id, "name": dataset.name, "format": dataset.format,
                     "content_hash": dataset.content_hash, "rows": dataset.row_count},
         "params": params,
     }
 
 
-def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: Dispatcher, project_id: int,
+def _send_after_commit(session: Session, broker: Broker, run_queue: str) -> None:
+    """Once the run's row is committed, send it (and any run of its queue still unsent, older ones first). With
+    the broker down the request still succeeds: the run stays queued, unsent, and the reconciler sends it."""
+    def send() -> None:
+        try:
+            queue.dispatch_unsent(broker, run_queue)
+        except Exception:  # noqa: BLE001
+            log.warning("could not reach the broker; queued runs of %r will be sent when it is back", run_queue,
+                        exc_info=True)
+
+    events.call_after_commit(session, send)
+
+
+def create_run(session: Session, settings: Settings, body: RunCreate, broker: Broker, project_id: int,
                actor: Actor) -> Run:
     """A new run in `project_id` (the caller's right to launch there is already checked)."""
     queue = body.queue or settings.default_queue
@@ -123,12 +138,11 @@ def create_run(session: Session, settings: Settings, body: RunCreate, dispatch: 
                  f"{actor.label} launched {run.name} ({run.method}, {Path(run.model).name})",
                  external=run.external)
     if not run.external:
-        run_id, run_queue = run.id, run.queue
-        events.call_after_commit(session, lambda: dispatch(run_id, run_queue))
+        _send_after_commit(session, broker, run.queue)
     return run
 
 
-def clone_run(session: Session, settings: Settings, source: Run, body: RunClone, dispatch: Dispatcher,
+def clone_run(session: Session, settings: Settings, source: Run, body: RunClone, broker: Broker,
               actor: Actor) -> Run:
     if source.external:
         raise AppError("VALIDATION_ERROR", "an external run has no training config to clone",
@@ -137,7 +151,7 @@ def clone_run(session: Session, settings: Settings, source: Run, body: RunClone,
     create = RunCreate(name=body.name or f"{source.name} (clone)", objective=source.objective, method=source.method,
                        model=source.model, dataset=source.dataset_id, params=params,
                        queue=body.queue or source.queue)
-    return create_run(session, settings, create, dispatch, source.project_id, actor)
+    return create_run(session, settings, create, broker, source.project_id, actor)
 
 
 # Listing --------------------------------------------------------------------------------------------------------
@@ -216,10 +230,11 @@ def progress_of(run: Run) -> RunProgress:
     total = run.total_steps
     percent = 100.0 * run.current_step / total if total else None
     eta = None
-    if run.status == RunStatus.running and run.started_at and total and run.current_step > 0:
+    steps_this_attempt = run.current_step - (run.start_step or 0)
+    if run.status == RunStatus.running and run.started_at and total and steps_this_attempt > 0:
         reference = run.progress_at or utcnow()
         elapsed = (reference - run.started_at).total_seconds()
-        eta = max(0.0, elapsed / run.current_step * (total - run.current_step))
+        eta = max(0.0, elapsed / steps_this_attempt * (total - run.current_step))
     return RunProgress(current_step=run.current_step, total_steps=total, percent=percent, eta_seconds=eta)
 
 
@@ -251,67 +266,15 @@ def to_public(session: Session, run: Run) -> RunPublic:
     return to_public_many(session, [run])[0]
 
 
-# The worker's side ------------------------------------------------------------------------------------------------
-
-def claim_run(session: Session, run_id: int, worker: str) -> bool:
-    """One conditional UPDATE: only one delivery of a run ever gets True."""
-    now = utcnow()
-    result = session.execute(
-        update(Run)
-        .where(Run.id == run_id, Run.status == RunStatus.queued, Run.cancel_requested.is_(False))
-        .values(status=RunStatus.running, worker=worker, started_at=now, heartbeat_at=now)
-    )
-    claimed = result.rowcount == 1
-    if claimed:
-        events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.running.value})
-    return claimed
-
-
-def beat(session: Session, run_id: int) -> bool:
-    """Stamp the heartbeat; returns whether a cancel was requested (the SQL fallback to the Redis notice)."""
-    session.execute(update(Run).where(Run.id == run_id, Run.status == RunStatus.running).values(heartbeat_at=utcnow()))
-    return bool(session.scalar(select(Run.cancel_requested).where(Run.id == run_id)))
-
-
-def record_progress(session: Session, run_id: int, step: int, total_steps: int | None) -> None:
-    values: dict[str, Any] = {"current_step": step, "progress_at": utcnow()}
-    if total_steps:
-        values["total_steps"] = total_steps
-    session.execute(update(Run).where(Run.id == run_id).values(**values))
-    events.publish_after_commit(session, run_id, {"type": "progress", "step": step, "total_steps": total_steps})
-
-
-SUMMARY_FIELDS = ("trainable_params", "total_params", "peak_memory_bytes", "wall_time_s", "tokens_per_second",
-                  "final_eval_loss", "best_eval_loss")
-
-
-def record_summary(session: Session, run_id: int, summary: dict[str, Any]) -> None:
-    values = {k: v for k, v in summary.items() if k in SUMMARY_FIELDS and v is not None}
-    if values:
-        session.execute(update(Run).where(Run.id == run_id).values(**values))
-
-
-def record_versions(session: Session, run_id: int, versions: dict[str, str]) -> None:
-    session.execute(update(Run).where(Run.id == run_id).values(versions=versions))
-
-
-def finish_run(session: Session, run_id: int, status: RunStatus, reason: str | None = None) -> bool:
-    """Move a running run to a finished status; False when something else (the reaper, say) finished it first."""
-    result = session.execute(
-        update(Run).where(Run.id == run_id, Run.status == RunStatus.running)
-        .values(status=status, status_reason=reason, finished_at=utcnow())
-    )
-    if result.rowcount:
-        events.publish_after_commit(session, run_id, {"type": "status", "status": status.value})
-    return result.rowcount == 1
-
-
-def request_cancel(session: Session, run_id: int, actor: Actor = SYSTEM) -> Run:
+def request_cancel(session: Session, run_id: int, actor: Actor = SYSTEM, force: bool = False) -> Run:
+    """A queued run is canceled at once. A running one stops at its next step, saving a checkpoint; with `force`
+    (a run stuck inside a step, or one that ignores the cancel) its worker kills the training process instead."""
     run = get_run(session, run_id)
     if run.status in FINISHED_STATUSES:
         raise AppError("RUN_FINISHED", f"run {run_id} already {run.status.value}", {"status": run.status.value})
+    verb = "force-stopped" if force and run.status == RunStatus.running else "canceled"
     audit.record(session, run.project_id, actor, "run.cancel", "run", run_id,
-                 f"{actor.label} canceled {run.name} while {run.status.value}")
+                 f"{actor.label} {verb} {run.name} while {run.status.value}", force=force)
     if run.status == RunStatus.queued:
         # Canceled in SQL now; the worker's claim then finds no queued row and never starts it.
         result = session.execute(
@@ -321,60 +284,59 @@ def request_cancel(session: Session, run_id: int, actor: Actor = SYSTEM) -> Run:
         )
         if result.rowcount == 0:  # claimed meanwhile: cancel it as a running run
             session.refresh(run)
-            return _cancel_running(session, run)
+            return _cancel_running(session, run, force)
         events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.canceled.value})
     else:
-        return _cancel_running(session, run)
+        return _cancel_running(session, run, force)
     session.flush()
     session.refresh(run)
     return run
 
 
-def _cancel_running(session: Session, run: Run) -> Run:
-    """A running run stops at its next step (the worker hears the cancel); an external one ends now."""
+def _cancel_running(session: Session, run: Run, force: bool) -> Run:
+    """The worker hears the request (Redis, with SQL as the fallback); an external run ends now."""
     if run.external:
         finish_run(session, run.id, RunStatus.canceled, "canceled by user")
     else:
         run.cancel_requested = True
-        events.publish_after_commit(session, run.id, {"type": "cancel"})
+        run.force_stop_requested = run.force_stop_requested or force
+        events.publish_after_commit(session, run.id, {"type": "force_stop" if force else "cancel"})
     session.flush()
     session.refresh(run)
     return run
 
 
-def reap_lost_runs(session: Session, timeout_s: float) -> list[int]:
-    """Fail running runs whose worker stopped beating: the worker died, so nobody else will finish them."""
-    cutoff = utcnow() - timedelta(seconds=timeout_s)
-    lost = list(session.scalars(
-        select(Run.id).where(Run.status == RunStatus.running, Run.external.is_(False), Run.heartbeat_at < cutoff)
-    ))
-    reaped = []
-    for run_id in lost:
-        result = session.execute(
-            update(Run).where(Run.id == run_id, Run.status == RunStatus.running, Run.heartbeat_at < cutoff)
-            .values(status=RunStatus.failed, finished_at=utcnow(),
-                    status_reason=f"{WORKER_LOST}: no heartbeat for {timeout_s:g} s")
-        )
-        if result.rowcount:
-            reaped.append(run_id)
-            events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.failed.value})
-    return reaped
-
-
-def requeue_stale(session: Session, older_than_s: float, dispatch: Dispatcher) -> list[int]:
-    """Re-send runs still queued in SQL after a while (a lost message, a wiped Redis); a duplicate is harmless."""
-    cutoff = utcnow() - timedelta(seconds=older_than_s)
-    stale = list(session.execute(
-        select(Run.id, Run.queue).where(Run.status == RunStatus.queued, Run.external.is_(False),
-                                        Run.queued_at < cutoff)
-    ))
-    for run_id, queue in stale:
-        events.call_after_commit(session, lambda run_id=run_id, queue=queue: dispatch(run_id, queue))
-    return [run_id for run_id, _ in stale]
-
-
-def run_dir(settings: Settings, run_id: int) -> Path:
-    return settings.artifact_dir / str(run_id)
+def request_resume(session: Session, run_id: int, broker: Broker, actor: Actor = SYSTEM) -> Run:
+    """Put a failed or canceled run back in its queue; it continues from its last checkpoint (or from the start
+    when it saved none), as the same run: its metrics and artifacts carry on."""
+    run = get_run(session, run_id)
+    if run.external:
+        raise AppError("RUN_NOT_RESUMABLE", "an external run is trained outside Tunelab; it cannot be resumed here",
+                       {"status": run.status.value})
+    if run.status not in RESUMABLE_STATUSES:
+        hint = "; clone it to train more" if run.status == RunStatus.succeeded else ""
+        raise AppError("RUN_NOT_RESUMABLE", f"run {run_id} is {run.status.value}: only failed or canceled runs can "
+                       f"be resumed{hint}", {"status": run.status.value})
+    if run.dataset_id is None:
+        raise AppError("RUN_NOT_RESUMABLE", f"run {run_id} cannot be resumed: its dataset was deleted",
+                       {"status": run.status.value})
+    start = f"step {run.checkpoint_step}" if run.checkpoint_step else "the start (it saved no checkpoint)"
+    result = session.execute(
+        update(Run).where(Run.id == run_id, Run.status.in_(RESUMABLE_STATUSES))
+        .values(status=RunStatus.queued, queued_at=utcnow(), finished_at=None, cancel_requested=False,
+                force_stop_requested=False, auto_resumes=0, worker=None, heartbeat_at=None,
+                dispatched_at=None, dispatch_id=None, dispatch_epoch=None,
+                status_reason=f"resumed by {actor.label} from {start}")
+    )
+    if result.rowcount == 0:
+        raise AppError("RUN_NOT_RESUMABLE", f"run {run_id} changed meanwhile; reload it", {"status": "changed"})
+    audit.record(session, run.project_id, actor, "run.resume", "run", run_id,
+                 f"{actor.label} resumed {run.name} from {start}")
+    events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.queued.value})
+    _send_after_commit(session, broker, run.queue)
+    session.flush()
+    session.refresh(run)
+    return run
 
 
 def delete_run(session: Session, settings: Settings, run_id: int, actor: Actor = SYSTEM) -> None:

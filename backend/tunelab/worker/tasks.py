@@ -6,7 +6,8 @@ from celery.signals import worker_ready, worker_shutdown
 
 from tunelab.core.redis import release_embedded_redis
 from tunelab.services import workers
-from tunelab.services.execution import execute_run
+from tunelab.services.supervisor import execute_run
+from tunelab.worker.broker import get_broker
 from tunelab.worker.celery_app import TRAIN_RUN_TASK, celery_app
 
 _presence_stop = threading.Event()
@@ -14,7 +15,7 @@ _presence_stop = threading.Event()
 
 @celery_app.task(name=TRAIN_RUN_TASK)
 def train_run(run_id: int) -> None:
-    execute_run(run_id)
+    execute_run(run_id, broker=get_broker())
 
 
 @worker_ready.connect

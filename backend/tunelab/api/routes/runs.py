@@ -1,9 +1,9 @@
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Query, status
+from fastapi import APIRouter, Header, Query, Request, status
 from fastapi.responses import FileResponse, StreamingResponse
 
-from tunelab.api.deps import DispatcherDep, SessionDep, SettingsDep
+from tunelab.api.deps import BrokerDep, SessionDep, SettingsDep
 from tunelab.api.policies import (
     ReaderDep,
     RunCanceler,
@@ -11,6 +11,7 @@ from tunelab.api.policies import (
     RunDeleter,
     RunDownloader,
     RunReader,
+    RunResumer,
     UserDep,
 )
 from tunelab.core.errors import responses
@@ -25,17 +26,19 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import access, artifacts, live, run_logs, runs, shares
+from tunelab.services import access, artifacts, live, run_logs, runs
 
 router = APIRouter(tags=["runs"])
 
 
 @router.post("/runs", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
              responses=responses(401, 403, 404, 422))
-def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, dispatch: DispatcherDep,
+def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
                principal: UserDep) -> RunPublic:
+    """Queue a run. It is sent to a worker once committed; with the broker (Redis) down it stays queued and is sent
+    as soon as the broker is back."""
     project_id = access.project_for_new_work(session, principal, body.project_id, "launching a run")
-    run = runs.create_run(session, settings, body, dispatch, project_id, principal.actor)
+    run = runs.create_run(session, settings, body, broker, project_id, principal.actor)
     return runs.to_public(session, run)
 
 
@@ -76,15 +79,30 @@ def read_run(run: RunReader, session: SessionDep) -> RunPublic:
 
 
 @router.post("/runs/{run_id}/cancel", response_model=RunPublic, responses=responses(401, 403, 404, 409))
-def cancel_run(run: RunCanceler, session: SessionDep, principal: ReaderDep) -> RunPublic:
-    return runs.to_public(session, runs.request_cancel(session, run.id, principal.actor))
+def cancel_run(
+    run: RunCanceler,
+    session: SessionDep,
+    principal: ReaderDep,
+    force: Annotated[bool, Query(description="Kill the training process now instead of stopping at the next step "
+                                             "(for a run stuck inside a step); it keeps its last checkpoint")] = False,
+) -> RunPublic:
+    """Stop a run: a queued one never starts; a running one stops at its next step, saves a checkpoint (resumable)
+    and is `canceled` within seconds."""
+    return runs.to_public(session, runs.request_cancel(session, run.id, principal.actor, force=force))
+
+
+@router.post("/runs/{run_id}/resume", response_model=RunPublic, responses=responses(401, 403, 404, 409))
+def resume_run(run: RunResumer, session: SessionDep, broker: BrokerDep, principal: ReaderDep) -> RunPublic:
+    """Queue a failed or canceled run again; it continues from its newest checkpoint (`checkpoint_step`), or from
+    the start when it saved none. It stays the same run: metrics and artifacts carry on."""
+    return runs.to_public(session, runs.request_resume(session, run.id, broker, principal.actor))
 
 
 @router.post("/runs/{run_id}/clone", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
              responses=responses(401, 403, 404, 422))
-def clone_run(run: RunCloner, session: SessionDep, settings: SettingsDep, dispatch: DispatcherDep,
+def clone_run(run: RunCloner, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
               principal: ReaderDep, body: RunClone | None = None) -> RunPublic:
-    clone = runs.clone_run(session, settings, run, body or RunClone(), dispatch, principal.actor)
+    clone = runs.clone_run(session, settings, run, body or RunClone(), broker, principal.actor)
     return runs.to_public(session, clone)
 
 
@@ -98,15 +116,17 @@ def delete_run(run: RunDeleter, session: SessionDep, settings: SettingsDep, prin
 def read_run_events(
     run: RunReader,
     principal: ReaderDep,
+    request: Request,
     last_event_id: Annotated[int | None, Header(description="Resume after this event id")] = None,
     after: Annotated[int | None, Query(ge=0, description="Same as Last-Event-ID, for clients that cannot set it")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end` (or `revoked`, when the share
-    link the stream was opened with stops being valid)."""
+    link the stream was opened with stops being valid). When the API shuts down, the stream ends with a short
+    `retry:` so that the browser reconnects to the next process at once."""
     resume_after = last_event_id if last_event_id is not None else (after or 0)
     link_id = principal.share.id if principal.share is not None else None
-    still_allowed = (lambda: shares.still_active(link_id)) if link_id is not None else None
-    return StreamingResponse(live.run_events(run.id, resume_after, still_allowed), media_type="text/event-stream",
+    stream = live.run_events(request.app.state.live_hub, run.id, resume_after, link_id)
+    return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 

@@ -64,6 +64,8 @@ class Run(Base):
     dispatch_epoch: Mapped[str | None] = mapped_column(String(64))
     # Step of the newest checkpoint on disk: what a resume starts from.
     checkpoint_step: Mapped[int | None] = mapped_column(Integer)
+    # The step this attempt started from (its checkpoint's), so the ETA counts only this attempt's steps.
+    start_step: Mapped[int] = mapped_column(Integer, default=0)
     versions: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
 
     current_step: Mapped[int] = mapped_column(Integer, default=0)

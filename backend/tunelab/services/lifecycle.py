@@ -1,0 +1,164 @@
+"""A run's life as the worker and the reaper move it, in SQL: claim, heartbeat, progress, checkpoints, finish, and
+what happens when its training process or worker is lost. Every move is one conditional UPDATE, so a duplicate
+delivery, a stale training process or a second reaper changes nothing."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from tunelab.core.settings import Settings
+from tunelab.db.base import utcnow
+from tunelab.db.models import Run, RunStatus
+from tunelab.services import artifacts, events
+
+WORKER_LOST = "worker lost"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A delivery that won the run: which attempt this is and the step it starts from."""
+
+    attempt: int
+    start_step: int
+
+
+@dataclass(frozen=True)
+class StopRequests:
+    cancel: bool
+    force: bool
+
+
+def claim_run(session: Session, run_id: int, worker: str) -> Claim | None:
+    """One conditional UPDATE: only one delivery of a queued run ever gets a Claim."""
+    now = utcnow()
+    row = session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.status == RunStatus.queued, Run.cancel_requested.is_(False))
+        .values(status=RunStatus.running, worker=worker, started_at=now, heartbeat_at=now, attempt=Run.attempt + 1,
+                status_reason=None, start_step=func.coalesce(Run.checkpoint_step, 0))
+        .returning(Run.attempt, Run.checkpoint_step)
+    ).first()
+    if row is None:
+        return None
+    events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.running.value})
+    return Claim(attempt=row.attempt, start_step=row.checkpoint_step or 0)
+
+
+def is_current_attempt(session: Session, run_id: int, attempt: int) -> bool:
+    """Whether `attempt` is the run's running attempt (a training process started for an older one must not train)."""
+    return session.scalar(
+        select(Run.id).where(Run.id == run_id, Run.status == RunStatus.running, Run.attempt == attempt)
+    ) is not None
+
+
+def beat(session: Session, run_id: int) -> StopRequests:
+    """Stamp the heartbeat; returns the stop requests (the SQL fallback to the Redis notices)."""
+    session.execute(update(Run).where(Run.id == run_id, Run.status == RunStatus.running).values(heartbeat_at=utcnow()))
+    return stop_requests(session, run_id)
+
+
+def stop_requests(session: Session, run_id: int) -> StopRequests:
+    row = session.execute(select(Run.cancel_requested, Run.force_stop_requested).where(Run.id == run_id)).first()
+    return StopRequests(cancel=bool(row and row[0]), force=bool(row and row[1]))
+
+
+def record_progress(session: Session, run_id: int, step: int, total_steps: int | None) -> None:
+    values: dict[str, Any] = {"current_step": step, "progress_at": utcnow()}
+    if total_steps:
+        values["total_steps"] = total_steps
+    session.execute(update(Run).where(Run.id == run_id).values(**values))
+    events.publish_after_commit(session, run_id, {"type": "progress", "step": step, "total_steps": total_steps})
+
+
+SUMMARY_FIELDS = ("trainable_params", "total_params", "peak_memory_bytes", "wall_time_s", "tokens_per_second",
+                  "final_eval_loss", "best_eval_loss")
+
+
+def record_summary(session: Session, run_id: int, summary: dict[str, Any]) -> None:
+    values = {k: v for k, v in summary.items() if k in SUMMARY_FIELDS and v is not None}
+    if values:
+        session.execute(update(Run).where(Run.id == run_id).values(**values))
+
+
+def record_start(session: Session, run_id: int, versions: dict[str, str], model_identity: dict[str, Any]) -> None:
+    """What the worker found when it started: library versions and the identity of the base weights it loads."""
+    run = session.get(Run, run_id)
+    if run is not None:
+        run.versions = versions
+        run.config = {**run.config, "model_identity": model_identity}
+
+
+def record_checkpoint(session: Session, run_id: int, step: int, folder: Path) -> None:
+    """A checkpoint at `step` is on disk: resumes start there, and its files are listed as artifacts at once."""
+    session.execute(update(Run).where(Run.id == run_id).values(checkpoint_step=step))
+    artifacts.index_run_artifacts(session, run_id, folder)
+
+
+def finish_run(session: Session, run_id: int, status: RunStatus, reason: str | None = None,
+               attempt: int | None = None) -> bool:
+    """Move a running run (of `attempt`, when given) to a finished status; False when something else (the reaper,
+    say) moved it first."""
+    condition = [Run.id == run_id, Run.status == RunStatus.running]
+    if attempt is not None:
+        condition.append(Run.attempt == attempt)
+    result = session.execute(update(Run).where(*condition)
+                             .values(status=status, status_reason=reason, finished_at=utcnow()))
+    if result.rowcount:
+        events.publish_after_commit(session, run_id, {"type": "status", "status": status.value})
+    return result.rowcount == 1
+
+
+def training_lost(session: Session, settings: Settings, run_id: int, why: str, attempt: int | None = None,
+                  stale_before: datetime | None = None) -> RunStatus | None:
+    """The run's training process died without finishing it (killed, out of memory, its worker gone). A run whose
+    stop was asked for ends `canceled`; otherwise it goes back to the queue to resume from its last checkpoint, at
+    most `max_auto_resumes` times in a row, and then fails with the reason. Every file it left is indexed.
+
+    Returns the new status, or None when the run had already moved on (finished, or claimed again)."""
+    max_auto_resumes = settings.max_auto_resumes
+    condition = [Run.id == run_id, Run.status == RunStatus.running]
+    if attempt is not None:
+        condition.append(Run.attempt == attempt)
+    if stale_before is not None:
+        condition.append(Run.heartbeat_at < stale_before)
+    run = session.scalar(select(Run).where(*condition).with_for_update())
+    if run is None:
+        return None
+    where = f"at step {run.current_step}"
+    if run.cancel_requested:
+        status, values = RunStatus.canceled, {"status_reason": f"canceled; {why} {where}", "finished_at": utcnow()}
+    elif run.auto_resumes < max_auto_resumes:
+        start = f"checkpoint at step {run.checkpoint_step}" if run.checkpoint_step else "the start (no checkpoint yet)"
+        status = RunStatus.queued
+        values = {"status_reason": f"{why} {where}; resuming from {start} "
+                                   f"(automatic resume {run.auto_resumes + 1} of {max_auto_resumes})",
+                  "queued_at": utcnow(), "auto_resumes": run.auto_resumes + 1, "worker": None,
+                  "heartbeat_at": None, "dispatched_at": None, "dispatch_id": None, "dispatch_epoch": None}
+    else:
+        status = RunStatus.failed
+        tries = f"; gave up after {max_auto_resumes} automatic resumes" if max_auto_resumes else ""
+        values = {"status_reason": f"{why} {where}{tries}", "finished_at": utcnow()}
+    session.execute(update(Run).where(*condition).values(status=status, **values))
+    artifacts.index_run_artifacts(session, run_id, artifacts.run_dir(settings, run_id))
+    events.publish_after_commit(session, run_id, {"type": "status", "status": status.value})
+    return status
+
+
+def reap_lost_runs(session: Session, settings: Settings) -> dict[int, RunStatus]:
+    """Runs whose worker stopped beating: it died, so nobody else will finish them (see training_lost)."""
+    timeout_s = settings.heartbeat_timeout_s
+    cutoff = utcnow() - timedelta(seconds=timeout_s)
+    lost = list(session.scalars(
+        select(Run.id).where(Run.status == RunStatus.running, Run.external.is_(False), Run.heartbeat_at < cutoff)
+    ))
+    reaped = {}
+    for run_id in lost:
+        status = training_lost(session, settings, run_id, f"{WORKER_LOST}: no heartbeat for {timeout_s:g} s",
+                               stale_before=cutoff)
+        if status is not None:
+            reaped[run_id] = status
+    return reaped

@@ -1,0 +1,155 @@
+"""The queue: every queued run has exactly one message in the broker, and SQL records which.
+
+A run is sent again only when its message is really gone: it was never sent (the broker was down when the run was
+queued), it was sent in an earlier broker epoch (Redis restarted empty, or was wiped), or the broker no longer holds
+it (the process died between recording and sending, or Redis came back from an older snapshot). Waiting behind a
+long run is no reason: its message is still there, and a second copy only floods the queue.
+
+Each send is a compare-and-swap on the run's `dispatch_id`, so several API processes reconciling at once still send
+one message per run.
+"""
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Protocol
+
+from sqlalchemy import or_, select, update
+
+from tunelab.core.redis import get_redis
+from tunelab.core.settings import get_settings
+from tunelab.db.base import utcnow
+from tunelab.db.models import Run, RunStatus
+from tunelab.db.session import session_scope
+
+log = logging.getLogger(__name__)
+
+# A message recorded this long ago is looked for in the broker; younger ones may still be on their way.
+MESSAGE_CHECK_AFTER_S = 30.0
+# The broker is asked twice, this far apart, before a message counts as gone: a worker that has just popped a message
+# holds it nowhere the broker can show for an instant.
+SECOND_LOOK_S = 1.0
+RECONCILE_LOCK_TTL_S = 60
+
+
+class Broker(Protocol):
+    """Where run messages go. The worker package implements it for Celery on Redis; services never import Celery."""
+
+    def epoch(self) -> str:
+        """An id of the broker's current contents; it changes when the broker loses its data."""
+        ...
+
+    def send(self, run_id: int, queue: str, message_id: str) -> None:
+        """Put one train_run message for the run on `queue`; raises when the broker is unreachable."""
+        ...
+
+    def held_message_ids(self, queue: str) -> set[str]:
+        """Ids of the messages the broker holds for `queue`: waiting, or delivered and not yet acknowledged."""
+        ...
+
+
+@dataclass
+class Reconciliation:
+    """What one sweep sent, and why."""
+
+    epoch: str | None = None
+    never_sent: list[int] = field(default_factory=list)
+    older_epoch: list[int] = field(default_factory=list)
+    message_gone: list[int] = field(default_factory=list)
+
+    @property
+    def sent(self) -> list[int]:
+        return self.never_sent + self.older_epoch + self.message_gone
+
+
+def _send(broker: Broker, run_id: int, queue: str, epoch: str, expected_dispatch_id: str | None) -> bool:
+    """Record a new message for the run, if its dispatch is still `expected_dispatch_id`, then send it. A failed send
+    is taken back, so the next sweep tries again."""
+    message_id = uuid.uuid4().hex
+    current = Run.dispatch_id.is_(None) if expected_dispatch_id is None else Run.dispatch_id == expected_dispatch_id
+    with session_scope() as session:
+        taken = session.execute(
+            update(Run).where(Run.id == run_id, Run.status == RunStatus.queued, current)
+            .values(dispatched_at=utcnow(), dispatch_id=message_id, dispatch_epoch=epoch)
+        ).rowcount
+    if not taken:
+        return False
+    try:
+        broker.send(run_id, queue, message_id)
+    except Exception:
+        with session_scope() as session:
+            session.execute(update(Run).where(Run.id == run_id, Run.dispatch_id == message_id)
+                            .values(dispatched_at=None, dispatch_id=None, dispatch_epoch=None))
+        raise
+    return True
+
+
+def _queued(*conditions) -> list[tuple[int, str, str | None]]:
+    with session_scope() as session:
+        rows = session.execute(
+            select(Run.id, Run.queue, Run.dispatch_id)
+            .where(Run.status == RunStatus.queued, Run.external.is_(False), *conditions)
+            .order_by(Run.queued_at, Run.id)
+        )
+        return [tuple(row) for row in rows]
+
+
+def dispatch_unsent(broker: Broker, queue: str | None = None) -> list[int]:
+    """Send the queued runs that have no message yet, oldest first (a new run, and any queued while the broker was
+    down, so that they start in the order they were queued). Raises when the broker is unreachable."""
+    epoch = broker.epoch()
+    conditions = [Run.dispatch_id.is_(None)] + ([Run.queue == queue] if queue is not None else [])
+    return [run_id for run_id, run_queue, _ in _queued(*conditions) if _send(broker, run_id, run_queue, epoch, None)]
+
+
+def _try_lock(name: str) -> str | None:
+    key = f"{get_settings().redis_namespace}:lock:{name}"
+    token = uuid.uuid4().hex
+    return token if get_redis().set(key, token, nx=True, ex=RECONCILE_LOCK_TTL_S) else None
+
+
+def _unlock(name: str, token: str) -> None:
+    key = f"{get_settings().redis_namespace}:lock:{name}"
+    redis = get_redis()
+    if redis.get(key) == token:
+        redis.delete(key)
+
+
+def reconcile(broker: Broker) -> Reconciliation:
+    """One sweep: send what has no message in the broker's current epoch, and re-send what the broker lost. One API
+    process at a time reconciles (a Redis lock), so re-sent runs keep their order."""
+    result = Reconciliation()
+    token = _try_lock("reconcile")
+    if token is None:
+        return result
+    try:
+        result.epoch = epoch = broker.epoch()
+        for run_id, queue, dispatch_id in _queued(or_(Run.dispatch_id.is_(None), Run.dispatch_epoch != epoch)):
+            if _send(broker, run_id, queue, epoch, dispatch_id):
+                (result.never_sent if dispatch_id is None else result.older_epoch).append(run_id)
+        result.message_gone = _resend_lost(broker, epoch)
+    finally:
+        _unlock("reconcile", token)
+    for reason, run_ids in (("never sent", result.never_sent), ("sent before Redis lost its data", result.older_epoch),
+                            ("no longer in the broker", result.message_gone)):
+        if run_ids:
+            log.warning("queued runs sent again (%s): %s", reason, run_ids)
+    return result
+
+
+def _resend_lost(broker: Broker, epoch: str) -> list[int]:
+    cutoff = utcnow() - timedelta(seconds=MESSAGE_CHECK_AFTER_S)
+    old = _queued(Run.dispatch_epoch == epoch, Run.dispatched_at < cutoff)
+    if not old:
+        return []
+    queues = {queue for _, queue, _ in old}
+    held = {queue: broker.held_message_ids(queue) for queue in queues}
+    missing = [(run_id, queue, dispatch_id) for run_id, queue, dispatch_id in old if dispatch_id not in held[queue]]
+    if not missing:
+        return []
+    time.sleep(SECOND_LOOK_S)  # see SECOND_LOOK_S; this runs in the reaper's thread, never in a request
+    held = {queue: broker.held_message_ids(queue) for queue in {queue for _, queue, _ in missing}}
+    return [run_id for run_id, queue, dispatch_id in missing
+            if dispatch_id not in held[queue] and _send(broker, run_id, queue, epoch, dispatch_id)]

@@ -1,0 +1,145 @@
+"""The worker's side of a run: claim it, train it in a training process of its own, keep its heartbeat, kill the
+process on a force stop, and settle what a dead training process leaves behind.
+
+The supervisor stays light (no torch): a duplicate or stale delivery is dropped in milliseconds, and the pool's
+process that runs it stays warm for the next run, while each run still gets a fresh process (a clean CUDA context,
+a true peak-memory figure)."""
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from tunelab.core.processes import die_with_parent
+from tunelab.core.redis import environ_with_redis, get_redis, redis_url
+from tunelab.core.settings import Settings, get_settings
+from tunelab.db.models import Run, RunStatus
+from tunelab.db.session import session_scope
+from tunelab.services import artifacts, lifecycle, queue
+from tunelab.services.events import run_channel
+from tunelab.services.queue import Broker
+
+log = logging.getLogger(__name__)
+WAIT_SLICE_S = 0.25
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"the training process was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"the training process was killed by signal {-returncode}"
+    return f"the training process exited with code {returncode}"
+
+
+def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = None) -> str | None:
+    """Claim the run and see it trained to its end. Returns its status afterwards, or None when the run was not
+    ours to train (a duplicate or stale delivery, or canceled while queued): then no training process starts."""
+    settings = get_settings()
+    began = time.perf_counter()
+    with session_scope() as session:
+        claim = lifecycle.claim_run(session, run_id, worker or worker_name())
+    if claim is None:
+        log.info("run %s is not queued (duplicate delivery, or canceled): dropped in %.1f ms", run_id,
+                 (time.perf_counter() - began) * 1000)
+        return None
+    folder = artifacts.run_dir(settings, run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tunelab.cli", "train", str(run_id), "--attempt", str(claim.attempt)],
+            stdin=subprocess.DEVNULL, stdout=run_log, stderr=subprocess.STDOUT, env=environ_with_redis(redis_url()),
+            # Its own process group, so a force stop kills whatever it started too; and it dies with this process.
+            start_new_session=True, preexec_fn=die_with_parent,
+        )
+    log.info("run %s attempt %d: training process %d started", run_id, claim.attempt, process.pid)
+    forced = _supervise(run_id, process, settings)
+    return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
+
+
+def _supervise(run_id: int, process: subprocess.Popen, settings: Settings) -> bool:
+    """Beat the heartbeat while the training process lives; kill it when a force stop is asked for. Returns whether
+    it was killed that way."""
+    force = threading.Event()
+    done = threading.Event()
+    listener = threading.Thread(target=_listen_for_force_stop, args=(run_id, force, done), daemon=True,
+                                name=f"force-stop-listener-{run_id}")
+    listener.start()
+    next_beat = time.monotonic()
+    try:
+        while process.poll() is None:
+            if time.monotonic() >= next_beat:
+                next_beat = time.monotonic() + settings.heartbeat_interval_s
+                try:
+                    with session_scope() as session:
+                        if lifecycle.beat(session, run_id).force:
+                            force.set()
+                except Exception:  # noqa: BLE001  (a missed beat is survivable; the next one may succeed)
+                    log.warning("heartbeat failed for run %s", run_id, exc_info=True)
+            if force.is_set():
+                log.warning("run %s: force stop; killing training process %d", run_id, process.pid)
+                _kill_group(process)
+                return True
+            try:
+                process.wait(timeout=WAIT_SLICE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        return False
+    finally:
+        done.set()
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def _listen_for_force_stop(run_id: int, force: threading.Event, done: threading.Event) -> None:
+    while not done.is_set():
+        try:
+            pubsub = get_redis().pubsub(ignore_subscribe_messages=True)
+            pubsub.subscribe(run_channel(run_id))
+            while not done.is_set():
+                message = pubsub.get_message(timeout=0.5)
+                if message and json.loads(message["data"]).get("type") == "force_stop":
+                    force.set()
+            pubsub.close()
+        except Exception:  # noqa: BLE001  (Redis away: the heartbeat's SQL check still sees a force stop)
+            done.wait(2)
+
+
+def _settle(settings: Settings, run_id: int, attempt: int, returncode: int, forced: bool,
+            broker: Broker | None) -> str | None:
+    """The training process has exited. If it did not record the run's end (it was killed, or crashed), record it
+    here: a force stop ends `canceled`; anything else is a lost training process, resumed from its checkpoint."""
+    with session_scope() as session:
+        if forced:
+            run = session.get(Run, run_id)
+            step = run.current_step if run is not None else 0
+            lifecycle.finish_run(session, run_id, RunStatus.canceled,
+                                 f"force-stopped at step {step}: the training process was killed", attempt=attempt)
+            artifacts.index_run_artifacts(session, run_id, artifacts.run_dir(settings, run_id))
+        elif lifecycle.is_current_attempt(session, run_id, attempt):
+            why = describe_exit(returncode)
+            log.warning("run %s: %s before it finished", run_id, why)
+            lifecycle.training_lost(session, settings, run_id, why, attempt=attempt)
+        run = session.get(Run, run_id)
+        status, run_queue = run.status, run.queue
+    if status == RunStatus.queued and broker is not None:
+        try:
+            queue.dispatch_unsent(broker, run_queue)
+        except Exception:  # noqa: BLE001  (the reconciler sends it once the broker answers)
+            log.warning("could not send run %s again; the reconciler will", run_id, exc_info=True)
+    return status.value

@@ -1,0 +1,44 @@
+"""The queue's broker for the services layer: Celery messages on Redis, sent by task name so that the API never
+imports the training stack, and what Redis holds of them (kombu's layout: a list per queue and priority, and the
+`unacked` hash of delivered, unacknowledged messages)."""
+
+import json
+import uuid
+from functools import lru_cache
+
+from tunelab.core.redis import get_redis
+from tunelab.core.settings import get_settings
+from tunelab.worker.celery_app import TRAIN_RUN_TASK, celery_app
+
+
+class CeleryBroker:
+    """Implements services.queue.Broker."""
+
+    def epoch(self) -> str:
+        # Redis loses this key exactly when it loses the queues: a restart without persistence, FLUSHALL, a new server.
+        key = f"{get_settings().redis_namespace}:broker-epoch"
+        redis = get_redis()
+        while True:
+            redis.set(key, uuid.uuid4().hex, nx=True)
+            current = redis.get(key)
+            if current is not None:
+                return current
+
+    def send(self, run_id: int, queue: str, message_id: str) -> None:
+        # No retries here: a run that cannot be sent now stays unsent in SQL and the reconciler sends it later, so a
+        # request never waits on a Redis that is down.
+        celery_app.send_task(TRAIN_RUN_TASK, args=[run_id], queue=queue, task_id=message_id, retry=False)
+
+    def held_message_ids(self, queue: str) -> set[str]:
+        with celery_app.connection_for_read() as connection:
+            channel = connection.default_channel
+            client = channel.client
+            keys = {channel._q_for_pri(queue, priority) for priority in channel.priority_steps}
+            waiting = [json.loads(message) for key in keys for message in client.lrange(key, 0, -1)]
+            delivered = [json.loads(entry)[0] for entry in client.hvals(channel.unacked_key)]
+        return {message["headers"]["id"] for message in waiting + delivered if "id" in message.get("headers", {})}
+
+
+@lru_cache
+def get_broker() -> CeleryBroker:
+    return CeleryBroker()
