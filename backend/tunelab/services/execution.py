@@ -130,6 +130,7 @@ class CancelWatch:
     def _cancel(self) -> None:
         if not self.sink.cancel_event.is_set():
             self.cancel_seen_at_step = self.sink.current_step
+            log.info("run %s: cancel seen at step %d", self.run_id, self.cancel_seen_at_step)
             self.sink.cancel_event.set()
 
     def _poll(self) -> None:
