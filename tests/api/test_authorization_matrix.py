@@ -149,6 +149,12 @@ class World:
         add_member(self.http, self.team.owner, project_id, self.team.viewer.email, "viewer")
         return project_id
 
+    def canceled_training_run(self) -> int:
+        """A real run (no worker takes its queue), canceled: resuming puts it back in its queue."""
+        run_id = launch_queued(self.http, self.team.editor, self.project_id, self.dataset_id)["id"]
+        cancel(self.http, self.team.editor, run_id)
+        return run_id
+
     def new_run(self, finished: bool) -> int:
         run_id = launch_external(self.http, self.team.editor, self.project_id)["id"]
         if finished:
@@ -246,6 +252,9 @@ TABLE: dict[tuple[str, str], Row] = {
     ("DELETE", "/api/v1/runs/{run_id}"): Row("signed_in_or_share run:editor", RUN_EDIT, _new_run_call("", True)),
     ("POST", "/api/v1/runs/{run_id}/cancel"): Row(
         "signed_in_or_share run:editor", RUN_EDIT, _new_run_call("/cancel", False)),
+    ("POST", "/api/v1/runs/{run_id}/resume"): Row(
+        "signed_in_or_share run:editor", RUN_EDIT,
+        lambda w, who: Call(f"/runs/{(run_id := w.canceled_training_run())}/resume", headers=w.share_for(who, run_id))),
     ("POST", "/api/v1/runs/{run_id}/clone"): Row(
         "signed_in_or_share run:editor", RUN_EDIT,
         lambda w, who: Call(f"/runs/{w.source_run}/clone", headers=w.share_for(who, w.source_run),
