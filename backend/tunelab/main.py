@@ -5,9 +5,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tunelab import __version__
+from tunelab.api.failures import database_error, internal_error
+from tunelab.api.middleware import InvalidCharactersMiddleware, RequestIdMiddleware
 from tunelab.api.policies import route_policy_table
 from tunelab.api.routes import auth, datasets, health, methods, metrics, models, projects, runs, shares, users
 from tunelab.core.errors import AppError, error_payload
@@ -62,6 +65,12 @@ def create_app() -> FastAPI:
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
         return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code)
 
+    app.add_exception_handler(SQLAlchemyError, database_error)
+    app.add_exception_handler(Exception, internal_error)
+    # The last added runs first: every answer, a 422 for a NUL included, carries the request id.
+    app.add_middleware(InvalidCharactersMiddleware)
+    app.add_middleware(RequestIdMiddleware)
+
     routers = [m.router for m in (auth, users, projects, runs, metrics, datasets, shares, models, methods, health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
@@ -97,19 +106,22 @@ def _serve_spa(app: FastAPI) -> None:
 
 
 def _declare_raw_body_schemas(app: FastAPI) -> None:
-    """Routes that validate their body from raw bytes (the metrics hot path) refer to its schema by name;
-    put those schemas into the OpenAPI components so the generated client knows them."""
+    """Routes that validate their body themselves (the metrics hot path from raw bytes, the dataset upload after
+    the caller is checked) refer to its schema by name; put those schemas into the OpenAPI components so the
+    generated client knows them."""
     from fastapi.openapi.utils import get_openapi
 
+    from tunelab.schemas.datasets import DatasetUpload
     from tunelab.schemas.metrics import MetricBatchIn
 
     def openapi() -> dict:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            body_schema = MetricBatchIn.model_json_schema(ref_template="#/components/schemas/{model}")
-            components.update(body_schema.pop("$defs", {}))
-            components["MetricBatchIn"] = body_schema
+            for model in (MetricBatchIn, DatasetUpload):
+                body_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(body_schema.pop("$defs", {}))
+                components[model.__name__] = body_schema
             app.openapi_schema = schema
         return app.openapi_schema
 

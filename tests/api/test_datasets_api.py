@@ -220,8 +220,9 @@ def save_tiny_tokenizer(directory, chat_template: str | None = CHAT_TEMPLATE):
 
 
 @pytest.fixture(scope="module")
-def tiny_tokenizer_dir(tmp_path_factory):
-    return save_tiny_tokenizer(tmp_path_factory.mktemp("tiny-tokenizer"))
+def tiny_tokenizer_dir(settings):
+    # Under the models dir: a model given by path must lie under a model root (TUNELAB_MODEL_ROOTS).
+    return save_tiny_tokenizer(settings.models_dir / f"tiny-tokenizer-{uuid.uuid4().hex[:8]}")
 
 
 def test_preview_chat_through_the_chat_template_with_token_stats(client, tiny_tokenizer_dir):
@@ -260,8 +261,8 @@ def test_preview_instruction_splits_prompt_and_completion_at_the_generation_prom
     assert preview["token_stats"]["over_max_length"] is None
 
 
-def test_preview_with_a_model_lacking_a_chat_template_says_so(client, tmp_path):
-    model_dir = save_tiny_tokenizer(tmp_path, chat_template=None)
+def test_preview_with_a_model_lacking_a_chat_template_says_so(client, settings):
+    model_dir = save_tiny_tokenizer(settings.models_dir / f"no-template-{uuid.uuid4().hex[:8]}", chat_template=None)
     dataset_id = upload(client, jsonl(unique_instruction_rows(1))).json()["id"]
 
     response = client.get(f"{URL}/{dataset_id}/preview", params={"model": str(model_dir)})

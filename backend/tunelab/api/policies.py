@@ -10,11 +10,13 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.routing import APIRoute
+from sqlalchemy.orm import Session
 
 from tunelab.api.deps import SessionDep, SettingsDep
 from tunelab.core.errors import AppError
 from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csrf_matches
 from tunelab.db.models import Dataset, Project, Role, Run, ShareLink
+from tunelab.schemas.common import ResourceId
 from tunelab.services import access, auth, shares
 from tunelab.services.principal import Principal
 
@@ -55,6 +57,15 @@ def get_principal(request: Request, session: SessionDep, settings: SettingsDep) 
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def caller_or_anonymous(request: Request, session: Session) -> Principal:
+    """Who calls, for a public route that shows more to some callers: a bad credential is only 'anonymous' there."""
+    try:
+        return auth.resolve_principal(session, bearer=_bearer(request), share_token=None,
+                                      session_cookie=request.cookies.get(SESSION_COOKIE))
+    except AppError:
+        return Principal()
 
 
 @policy("public")
@@ -101,7 +112,7 @@ Public = Depends(public)
 
 def _project_policy(role: Role, doing: str) -> Callable:
     @policy(f"project:{role.value}")
-    def check(project_id: int, session: SessionDep, principal: UserDep) -> Project:
+    def check(project_id: ResourceId, session: SessionDep, principal: UserDep) -> Project:
         return access.project(session, principal, project_id, role, doing)
 
     return check
@@ -111,7 +122,7 @@ def _run_policy(role: Role, doing: str, downloads: bool = False) -> Callable:
     name = "run:download" if downloads else f"run:{role.value}"
 
     @policy(name)
-    def check(run_id: int, session: SessionDep, principal: ReaderDep) -> Run:
+    def check(run_id: ResourceId, session: SessionDep, principal: ReaderDep) -> Run:
         return access.run(session, principal, run_id, role, doing, downloads=downloads)
 
     return check
@@ -119,14 +130,14 @@ def _run_policy(role: Role, doing: str, downloads: bool = False) -> Callable:
 
 def _dataset_policy(role: Role, doing: str) -> Callable:
     @policy(f"dataset:{role.value}")
-    def check(dataset_id: int, session: SessionDep, principal: UserDep) -> Dataset:
+    def check(dataset_id: ResourceId, session: SessionDep, principal: UserDep) -> Dataset:
         return access.dataset(session, principal, dataset_id, role, doing)
 
     return check
 
 
 @policy("share:editor")
-def _share_to_manage(share_id: int, session: SessionDep, principal: UserDep) -> ShareLink:
+def _share_to_manage(share_id: ResourceId, session: SessionDep, principal: UserDep) -> ShareLink:
     link = shares.get_share(session, share_id)
     try:
         access.require_role(session, principal, link.project_id, Role.editor, "managing share links")
@@ -144,6 +155,7 @@ RunReader = Annotated[Run, Depends(_run_policy(Role.viewer, "reading"))]
 RunDownloader = Annotated[Run, Depends(_run_policy(Role.viewer, "downloading", downloads=True))]
 RunCanceler = Annotated[Run, Depends(_run_policy(Role.editor, "canceling a run"))]
 RunCloner = Annotated[Run, Depends(_run_policy(Role.editor, "cloning a run"))]
+RunResumer = Annotated[Run, Depends(_run_policy(Role.editor, "resuming a run"))]
 RunDeleter = Annotated[Run, Depends(_run_policy(Role.editor, "deleting a run"))]
 RunLogger = Annotated[Run, Depends(_run_policy(Role.editor, "logging metrics"))]
 DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading"))]

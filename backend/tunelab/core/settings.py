@@ -40,6 +40,9 @@ class Settings(BaseSettings):
         "tunelab", description="Prefix of Tunelab's Redis channels and keys, so installs can share one Redis"
     )
     extra_models: str = Field("", description="Comma-separated extra model ids or paths shown in GET /models")
+    model_roots: str = Field(
+        "", description="Comma-separated folders a run's model may be an absolute path under; default models_dir"
+    )
 
     environment: Literal["development", "production"] = Field(
         "development", description="production refuses to start with the example secret key"
@@ -75,6 +78,11 @@ class Settings(BaseSettings):
     @property
     def queue_list(self) -> list[str]:
         return [q.strip() for q in self.queues.split(",") if q.strip()]
+
+    @property
+    def model_root_list(self) -> list[Path]:
+        roots = [Path(root.strip()).expanduser().resolve() for root in self.model_roots.split(",") if root.strip()]
+        return roots or [self.models_dir]
 
     @property
     def samples_dir(self) -> Path:

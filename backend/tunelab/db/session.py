@@ -26,7 +26,8 @@ def make_engine(url: str, **engine_kwargs) -> Engine:
         return engine
     if "poolclass" not in engine_kwargs:
         engine_kwargs.update(pool_size=10, max_overflow=20)
-    return create_engine(url, pool_pre_ping=True, **engine_kwargs)
+    # A database host that does not answer fails a connection in seconds (a 503), instead of holding the request.
+    return create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 5}, **engine_kwargs)
 
 
 @lru_cache

@@ -3,6 +3,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from tunelab.db.models import Role
+from tunelab.schemas.common import ResourceId
 
 # EmailStr would need the email-validator package; an account id needs only to look like an address.
 Email = Field(pattern=r"^[^@\s]+@[^@\s]+$", max_length=320, description="Sign-in address")
@@ -73,7 +74,7 @@ class UserCreate(BaseModel):
     password: str | None = Field(None, min_length=8, max_length=256,
                                  description="Set it now, or leave it out to get an invitation link")
     is_admin: bool = False
-    project_id: int | None = Field(None, description="Also add the user to this project (you must own it)")
+    project_id: ResourceId | None = Field(None, description="Also add the user to this project (you must own it)")
     role: Role = Field(Role.viewer, description="Their role in project_id")
 
 

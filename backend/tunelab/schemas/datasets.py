@@ -1,11 +1,14 @@
 """Dataset responses: the stored dataset, pages of them, and a preview of what a model sees."""
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from tunelab.schemas.common import ResourceId
 from tunelab.training.formats import DatasetFormat
+
+MAX_NAME_LENGTH = 200  # the dataset.name column
 
 
 class LengthStats(BaseModel):
@@ -24,6 +27,25 @@ class DatasetStats(BaseModel):
     chars: LengthStats | None = Field(
         None, description="Characters of each row's longest training sequence, chat-template markup excluded"
     )
+
+
+def _optional_form_fields(schema: dict[str, Any]) -> None:
+    # A form leaves an optional field out rather than sending null: without a declared default, the generated
+    # client types these fields as optional, as it did when FastAPI declared the form.
+    for field_schema in schema["properties"].values():
+        field_schema.pop("default", None)
+
+
+class DatasetUpload(BaseModel):
+    """The multipart form of POST /datasets (parsed by the route itself, after the caller is checked)."""
+
+    model_config = ConfigDict(json_schema_extra=_optional_form_fields)
+
+    file: Annotated[bytes, WithJsonSchema({"type": "string", "contentMediaType": "application/octet-stream",
+                                           "description": "JSONL, one row per line"})]
+    name: str | None = Field(None, max_length=MAX_NAME_LENGTH, description="Defaults to the file name without extension")
+    format: DatasetFormat | None = Field(None, description="Detected from the first row when omitted")
+    project_id: ResourceId | None = Field(None, description="Project to add it to; default as for POST /runs")
 
 
 class DatasetPublic(BaseModel):

@@ -5,6 +5,7 @@ from typing import Annotated, NotRequired
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
+from tunelab.schemas.common import MAX_BIGINT, ResourceId
 from tunelab.services.downsample import MAX_POINTS_LIMIT, SeriesData
 
 MAX_POINTS_PER_BATCH = 10_000
@@ -22,9 +23,9 @@ class MetricPointIn(TypedDict):
     # Non-finite values are real in training (a diverging loss); JSON has no literal for them, so clients send
     # the strings "NaN", "Infinity" or "-Infinity", which Pydantic accepts for floats.
     key: MetricKey
-    step: Annotated[int, Field(ge=0, description="Training step (x axis)")]
+    step: Annotated[int, Field(ge=0, le=MAX_BIGINT, description="Training step (x axis)")]
     value: float
-    wall_time: NotRequired[Annotated[float | None, Field(description="Unix time in seconds; time of receipt if omitted")]]
+    wall_time: NotRequired[Annotated[float | None, Field(allow_inf_nan=False, description="Unix time in seconds; time of receipt if omitted")]]
 
 
 class MetricBatchIn(BaseModel):
@@ -72,7 +73,7 @@ class RunMetricsPublic(BaseModel):
 
 
 class MetricsQuery(BaseModel):
-    run_ids: list[int] = Field(min_length=1, max_length=MAX_RUNS_PER_QUERY)
+    run_ids: list[ResourceId] = Field(min_length=1, max_length=MAX_RUNS_PER_QUERY)
     keys: list[MetricKey] | None = Field(None, description="Keys to read; every key of each run when null")
     max_points: MaxPoints = DEFAULT_MAX_POINTS
 

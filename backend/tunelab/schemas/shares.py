@@ -3,13 +3,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tunelab.schemas.common import ResourceId
+
 MAX_RUNS_PER_LINK = 50
 
 
 class ShareCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    run_ids: list[int] = Field(min_length=1, max_length=MAX_RUNS_PER_LINK,
+    run_ids: list[ResourceId] = Field(min_length=1, max_length=MAX_RUNS_PER_LINK,
                                description="One run, or the runs of a comparison (all from one project)")
     title: str | None = Field(None, max_length=200, description="Defaults to the run's name")
     expires_at: datetime | None = Field(None, description="Never expires when omitted")

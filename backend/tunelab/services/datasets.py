@@ -26,8 +26,9 @@ from sqlalchemy.orm import Session, SessionTransaction
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
+from tunelab.core.text import INVALID_CHAR_MESSAGE, INVALID_JSON_ESCAPE, invalid_string_paths
 from tunelab.db.models import Dataset
-from tunelab.schemas.datasets import DatasetPreviewPublic, LengthStats, RenderedRow
+from tunelab.schemas.datasets import MAX_NAME_LENGTH, DatasetPreviewPublic, LengthStats, RenderedRow
 from tunelab.services import audit, events
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.projects import default_project_id
@@ -46,7 +47,6 @@ from tunelab.training.objectives.sft import instruction_prompt
 log = logging.getLogger(__name__)
 
 MAX_REPORTED_ERRORS = 50
-MAX_NAME_LENGTH = 200  # the dataset.name column
 TOKENIZE_BATCH_ROWS = 1000
 _UTF8_BOM = b"\xef\xbb\xbf"
 # Files written in the session's open transaction; removed again if it does not commit (see the listeners below).
@@ -153,6 +153,11 @@ def _parse_object(line_number: int, raw: bytes, result: ValidatedDataset) -> dic
     if not isinstance(obj, dict):
         result.add_error(line_number, None, f"expected a JSON object, got {_json_type_name(obj)}")
         return None
+    # A row is shown back in previews and fed to a tokenizer: neither can carry a NUL or a lone surrogate.
+    invalid = next(invalid_string_paths(obj), None) if INVALID_JSON_ESCAPE.search(raw) else None
+    if invalid is not None:
+        result.add_error(line_number, invalid or None, INVALID_CHAR_MESSAGE)
+        return None
     return obj
 
 
@@ -216,6 +221,14 @@ def length_stats(lengths: Sequence[int], max_length: int | None = None) -> Lengt
 # ---------------------------------------------------------------- storage
 
 
+def upload_too_large(settings: Settings) -> AppError:
+    return AppError(
+        "PAYLOAD_TOO_LARGE",
+        f"the upload is larger than the limit of {_human_bytes(settings.upload_max_bytes)} (TUNELAB_UPLOAD_MAX_BYTES)",
+        {"limit_bytes": settings.upload_max_bytes},
+    )
+
+
 def create_dataset(
     session: Session,
     settings: Settings,
@@ -228,12 +241,7 @@ def create_dataset(
 ) -> Dataset:
     """Validate an upload and store it; `name` defaults to the file name's stem. Flushes, never commits."""
     if len(data) > settings.upload_max_bytes:
-        raise AppError(
-            "PAYLOAD_TOO_LARGE",
-            f"the upload is larger than the limit of {_human_bytes(settings.upload_max_bytes)} "
-            "(TUNELAB_UPLOAD_MAX_BYTES)",
-            {"limit_bytes": settings.upload_max_bytes},
-        )
+        raise upload_too_large(settings)
     validated = validate_jsonl(data, declared_format)
     if not validated.is_valid:
         raise AppError(

@@ -85,6 +85,19 @@ def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int
     return seq
 
 
+def ingest_external_points(session: Session, run: Run, points: Sequence[tuple[str, int, float, float]]) -> int:
+    """Points logged from outside Tunelab, accepted only into an external run: a run Tunelab trains has one writer,
+    its worker, so a point posted from elsewhere cannot overwrite or pre-empt what training logs."""
+    if not run.external:
+        raise AppError(
+            "RUN_NOT_EXTERNAL",
+            f"run {run.id} is trained by Tunelab, which logs its metrics itself; only a run created with "
+            '"external": true accepts metrics from outside',
+            {"run_id": run.id},
+        )
+    return ingest_points(session, run.id, points)
+
+
 def _storable_points(connection: Connection, points: Sequence[tuple[str, int, float, float]]) -> list[MetricPoint]:
     if connection.dialect.name != "sqlite":
         return list(points)

@@ -1,7 +1,10 @@
-"""Which base models a run may use: the bundled ones, downloaded ones, configured ones, and any local path.
+"""Which base models a run may use: the bundled ones, downloaded ones, configured ones, and local paths under the
+model roots (TUNELAB_MODEL_ROOTS).
 
-A Hugging Face id is accepted when it is already in the local Hugging Face cache (the worker trains offline)."""
+A Hugging Face id is accepted when it is already in the local Hugging Face cache (the worker trains offline). Any
+other path is refused with the same answer whether it exists or not, so the API tells nobody what is on its disk."""
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,15 +96,32 @@ def resolve_model_path(settings: Settings, model: str) -> Path:
             hint = f" Run `make {entry.make_target}` to fetch it." if entry.make_target else ""
             raise AppError("MODEL_NOT_FOUND", f"model: {model!r} is not available on this server.{hint}",
                            {"field": "model"})
-    path = Path(model).expanduser()
-    if path.is_absolute() and path.exists():
+    path = _under_model_roots(settings, model)
+    if path is not None:
         return path
     cached = _hub_cache_path(model)
     if cached is not None:
         return cached
     raise AppError(
         "MODEL_NOT_FOUND",
-        f"model: unknown model {model!r}; use a name from GET /api/v1/models, an absolute local path, "
-        "or a Hugging Face id already in the local cache",
+        f"model: unknown model {model!r}; use a name from GET /api/v1/models, an absolute path under the model "
+        "roots (TUNELAB_MODEL_ROOTS), or a Hugging Face id already in the local cache",
         {"field": "model"},
     )
+
+
+def _under_model_roots(settings: Settings, model: str) -> Path | None:
+    """The path when it exists under a model root, after resolving `..` and symlinks; None for anything else. A path
+    that is outside the roots as written is refused without touching the disk."""
+    if not model.startswith("/") or "\x00" in model:
+        return None
+    roots = settings.model_root_list
+    written = Path(os.path.normpath(model))
+    if not any(written.is_relative_to(root) for root in roots):
+        return None
+    try:
+        resolved = written.resolve()
+        inside = any(resolved.is_relative_to(root) for root in roots)
+        return resolved if inside and resolved.exists() else None
+    except OSError:  # a symlink loop, a name too long
+        return None

@@ -71,6 +71,9 @@ def delete_project(session: Session, settings: Settings, project: Project) -> No
     if active:
         raise AppError("RUN_NOT_FINISHED", f"{active} run(s) of this project are queued or running; cancel them first",
                        {"active_runs": active})
+    if session.scalar(select(func.count(Dataset.id)).where(Dataset.project_id == project.id, Dataset.bundled)):
+        raise AppError("PROJECT_HOLDS_SAMPLES", "this project holds the bundled sample datasets that every user reads "
+                       "(it is the default project); it cannot be deleted")
     for run_id in session.scalars(select(Run.id).where(Run.project_id == project.id)):
         runs.delete_run(session, settings, run_id)
     for dataset in session.scalars(select(Dataset).where(Dataset.project_id == project.id, ~Dataset.bundled)):

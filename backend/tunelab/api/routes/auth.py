@@ -22,6 +22,7 @@ from tunelab.schemas.auth import (
     SignUp,
     UserPublic,
 )
+from tunelab.schemas.common import ResourceId
 from tunelab.services import auth, users
 from tunelab.services.projects import list_projects
 
@@ -124,5 +125,5 @@ def create_api_token(body: ApiTokenCreate, principal: UserDep, session: SessionD
 
 
 @router.delete("/tokens/{token_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404))
-def revoke_api_token(token_id: int, principal: UserDep, session: SessionDep) -> None:
+def revoke_api_token(token_id: ResourceId, principal: UserDep, session: SessionDep) -> None:
     auth.revoke_api_token(session, principal.user, token_id)

@@ -1,62 +1,117 @@
 """Datasets: upload (JSONL, validated row by row), list, read, preview as a model sees it."""
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Query, UploadFile, status
+from fastapi import APIRouter, Query, Request, status
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData, UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
 
 from tunelab.api.deps import SessionDep, SettingsDep
 from tunelab.api.policies import DatasetReader, UserDep
-from tunelab.core.errors import responses
-from tunelab.db.models import Dataset
-from tunelab.schemas.datasets import DatasetPreviewPublic, DatasetPublic, DatasetsPublic
+from tunelab.core.errors import AppError, responses
+from tunelab.core.settings import Settings
+from tunelab.core.text import INVALID_CHAR, INVALID_CHAR_MESSAGE
+from tunelab.db.models import Dataset, Role
+from tunelab.schemas.common import ResourceId
+from tunelab.schemas.datasets import DatasetPreviewPublic, DatasetPublic, DatasetsPublic, DatasetUpload
 from tunelab.services import access
 from tunelab.services import datasets as datasets_service
 from tunelab.services.models import resolve_model_path
-from tunelab.training.formats import DatasetFormat
+from tunelab.services.principal import Principal
 
 router = APIRouter(tags=["datasets"])
 
-UPLOAD_CHUNK_BYTES = 1024 * 1024
+# Room for the multipart boundaries, part headers and small fields around a file of the largest allowed size.
+FORM_OVERHEAD_BYTES = 64 * 1024
+UPLOAD_FIELDS = ("name", "format", "project_id")
 
 
-def _read_at_most(upload: UploadFile, limit: int) -> bytes:
-    """Up to limit + 1 bytes: enough for the service to see an upload is too large without holding all of it."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit and (chunk := upload.file.read(min(UPLOAD_CHUNK_BYTES, limit + 1 - size))):
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+def _require_editor_somewhere(session: Session, principal: Principal) -> None:
+    """Before the body: the exact project is in the form, but a caller who can edit none is refused at once."""
+    if not any(role.allows(Role.editor) for role in access.roles(session, principal).values()):
+        raise AppError("FORBIDDEN", "uploading a dataset needs the editor role in a project; you have it in none",
+                       {"needed": Role.editor.value})
 
 
-# Sync handlers: validation and tokenization are CPU-bound, so they run in the thread pool, not on the event loop.
+async def _limited(request: Request, settings: Settings, limit: int) -> AsyncIterator[bytes]:
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise datasets_service.upload_too_large(settings)
+        yield chunk
+
+
+def _invalid(field: str, message: str, kind: str) -> RequestValidationError:
+    return RequestValidationError([{"loc": ("body", field), "msg": message, "type": kind}])
+
+
+async def _read_form(request: Request, settings: Settings) -> FormData:
+    """The multipart form, streamed through the size limit: a body over it stops as soon as it is, and the answer
+    does not wait for the rest. A Content-Length over the limit is refused before any of the body is read."""
+    limit = settings.upload_max_bytes + FORM_OVERHEAD_BYTES
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise datasets_service.upload_too_large(settings)
+    if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+        raise _invalid("file", "the body must be multipart/form-data with a file part", "missing")
+    parser = MultiPartParser(request.headers, _limited(request, settings, limit), max_files=1,
+                             max_fields=len(UPLOAD_FIELDS))
+    try:
+        return await parser.parse()
+    except MultiPartException as exc:
+        raise _invalid("file", exc.message, "multipart_invalid") from None
+
+
+def _upload_fields(form: FormData) -> tuple[DatasetUpload, str | None]:
+    """The validated form (errors name the field, as for a JSON body) and the uploaded file's name."""
+    file = form.get("file")
+    values: dict[str, object] = {name: value for name in UPLOAD_FIELDS
+                                 if isinstance(value := form.get(name), str) and value != ""}
+    for name, value in (*values.items(), ("file", file.filename if isinstance(file, UploadFile) else None)):
+        if isinstance(value, str) and INVALID_CHAR.search(value):
+            raise _invalid(name, INVALID_CHAR_MESSAGE, "string_invalid_character")
+    if isinstance(file, UploadFile):
+        values["file"] = file.file.read()
+    try:
+        return DatasetUpload.model_validate(values), file.filename if isinstance(file, UploadFile) else None
+    except ValidationError as exc:
+        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
+
+
 @router.post(
     "/datasets", status_code=status.HTTP_201_CREATED, response_model=DatasetPublic,
     responses=responses(401, 403, 404, 413, 422),
+    openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {
+        "schema": {"$ref": "#/components/schemas/DatasetUpload"}}}}},
 )
-def create_dataset(
-    session: SessionDep,
-    settings: SettingsDep,
-    principal: UserDep,
-    file: Annotated[UploadFile, File(description="JSONL, one row per line")],
-    name: Annotated[str | None, Form(max_length=datasets_service.MAX_NAME_LENGTH, description="Defaults to the file name without extension")] = None,
-    dataset_format: Annotated[
-        DatasetFormat | None, Form(alias="format", description="Detected from the first row when omitted")
-    ] = None,
-    project_id: Annotated[int | None, Form(description="Project to add it to; default as for POST /runs")] = None,
-) -> Dataset:
-    """Upload a dataset; the same bytes under the same name return the existing dataset."""
-    target = access.project_for_new_work(session, principal, project_id, "uploading a dataset")
-    data = _read_at_most(file, settings.upload_max_bytes)
-    return datasets_service.create_dataset(session, settings, name, file.filename, data, dataset_format, target,
-                                           principal.actor)
+async def create_dataset(request: Request, session: SessionDep, settings: SettingsDep,
+                         principal: UserDep) -> Dataset:
+    """Upload a dataset; the same bytes under the same name return the existing dataset. The caller is checked
+    before the body is read, and a body over TUNELAB_UPLOAD_MAX_BYTES is refused (413) as it streams."""
+    await run_in_threadpool(_require_editor_somewhere, session, principal)
+    form = await _read_form(request, settings)
+    try:
+        upload, filename = await run_in_threadpool(_upload_fields, form)
+        # Validation and tokenization are CPU-bound: they run in the thread pool, not on the event loop.
+        target = await run_in_threadpool(access.project_for_new_work, session, principal, upload.project_id,
+                                         "uploading a dataset")
+        return await run_in_threadpool(datasets_service.create_dataset, session, settings, upload.name, filename,
+                                       upload.file, upload.format, target, principal.actor)
+    finally:
+        await form.close()
 
 
 @router.get("/datasets", response_model=DatasetsPublic, responses=responses(400, 401, 404, 422))
 def read_datasets(
     session: SessionDep,
     principal: UserDep,
-    project_id: Annotated[int | None, Query(description="This project's datasets and the bundled samples")] = None,
+    project_id: Annotated[ResourceId | None, Query(description="This project's datasets and the bundled samples")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
 ) -> DatasetsPublic:

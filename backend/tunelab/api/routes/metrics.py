@@ -54,13 +54,14 @@ def query_metrics(query: MetricsQuery, session: SessionDep, principal: ReaderDep
 @router.post(
     "/runs/{run_id}/metrics",
     response_model=MetricBatchPublic,
-    responses=responses(401, 403, 404, 422),
+    responses=responses(401, 403, 404, 409, 422),
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/MetricBatchIn"}}}}},
 )
 async def create_run_metrics(run: RunLogger, request: Request, session: SessionDep) -> MetricBatchPublic:
-    """Batch ingest, idempotent on (run, key, step). The hot path of external logging: the body is validated
-    straight from its bytes (no intermediate Python dicts), and the database work runs off the event loop."""
+    """Batch ingest into an external run (409 for a run Tunelab trains), idempotent on (run, key, step). The hot path
+    of external logging: the body is validated straight from its bytes (no intermediate Python dicts), and the
+    database work runs off the event loop."""
     try:
         batch = MetricBatchIn.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -70,5 +71,5 @@ async def create_run_metrics(run: RunLogger, request: Request, session: SessionD
         (point["key"], point["step"], point["value"], point.get("wall_time") or received_at)
         for point in batch.points
     ]
-    seq = await run_in_threadpool(metrics_service.ingest_points, session, run.id, points)
+    seq = await run_in_threadpool(metrics_service.ingest_external_points, session, run, points)
     return MetricBatchPublic(seq=seq, accepted=len(points))

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Query, status
 from tunelab.api.deps import SessionDep, SettingsDep
 from tunelab.api.policies import ProjectEditor, ProjectOwner, ProjectViewer, UserDep
 from tunelab.core.errors import responses
+from tunelab.schemas.common import ResourceId
 from tunelab.schemas.projects import (
     AuditEventPublic,
     AuditEventsPublic,
@@ -81,14 +82,14 @@ def add_member(body: MemberCreate, project: ProjectOwner, principal: UserDep, se
 
 @router.patch("/projects/{project_id}/members/{user_id}", response_model=MemberPublic,
               responses=responses(401, 403, 404, 409, 422))
-def update_member(user_id: int, body: MemberUpdate, project: ProjectOwner, principal: UserDep,
+def update_member(user_id: ResourceId, body: MemberUpdate, project: ProjectOwner, principal: UserDep,
                   session: SessionDep) -> MemberPublic:
     return _member_public(*projects.change_role(session, principal, project.id, user_id, body.role))
 
 
 @router.delete("/projects/{project_id}/members/{user_id}", status_code=status.HTTP_204_NO_CONTENT,
                responses=responses(401, 403, 404, 409))
-def remove_member(user_id: int, project: ProjectOwner, principal: UserDep, session: SessionDep) -> None:
+def remove_member(user_id: ResourceId, project: ProjectOwner, principal: UserDep, session: SessionDep) -> None:
     projects.remove_member(session, principal, project.id, user_id)
 
 
@@ -97,7 +98,7 @@ def read_audit_log(
     project: ProjectOwner,
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    before: Annotated[int | None, Query(description="next_before of the previous page")] = None,
+    before: Annotated[ResourceId | None, Query(description="next_before of the previous page")] = None,
 ) -> AuditEventsPublic:
     """Newest first: who launched, canceled, deleted, shared, revoked and changed members, and when."""
     found, count = audit.list_events(session, project.id, limit, before)

@@ -7,6 +7,7 @@ from tunelab.api.policies import AdminDep
 from tunelab.core.errors import responses
 from tunelab.db.models import Role
 from tunelab.schemas.auth import InvitationPublic, UserCreate, UserCreated, UserPublic, UsersPublic, UserUpdate
+from tunelab.schemas.common import ResourceId
 from tunelab.services import access, users
 
 router = APIRouter(tags=["users"])
@@ -31,7 +32,7 @@ def create_user(body: UserCreate, principal: AdminDep, session: SessionDep, sett
 
 
 @router.patch("/users/{user_id}", response_model=UserPublic, responses=responses(401, 403, 404, 409, 422))
-def update_user(user_id: int, body: UserUpdate, principal: AdminDep, session: SessionDep) -> UserPublic:
+def update_user(user_id: ResourceId, body: UserUpdate, principal: AdminDep, session: SessionDep) -> UserPublic:
     """Deactivate or reactivate an account, or grant or drop admin rights."""
     user = users.get_user(session, user_id)
     return UserPublic.model_validate(users.update_user(session, principal.user, user, body.is_active, body.is_admin))
@@ -39,7 +40,7 @@ def update_user(user_id: int, body: UserUpdate, principal: AdminDep, session: Se
 
 @router.post("/users/{user_id}/invitation", response_model=InvitationPublic, status_code=status.HTTP_201_CREATED,
              responses=responses(401, 403, 404, 409))
-def reissue_invitation(user_id: int, principal: AdminDep, session: SessionDep,
+def reissue_invitation(user_id: ResourceId, principal: AdminDep, session: SessionDep,
                        settings: SettingsDep) -> InvitationPublic:
     """A new invitation link for someone who has not joined yet (the old one may be lost or expired)."""
     token = users.reissue_invite(session, settings, users.get_user(session, user_id))

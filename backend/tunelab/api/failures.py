@@ -1,0 +1,54 @@
+"""What the client sees when something fails that is not its fault: the one error shape, a request id to quote,
+and no internals (the traceback goes to the log under the same id)."""
+
+import logging
+import sqlite3
+import uuid
+
+import psycopg
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import exc as sa_exc
+
+from tunelab.api.middleware import REQUEST_ID_HEADER, request_id
+from tunelab.core.errors import error_payload
+
+log = logging.getLogger("tunelab.api")
+
+RETRY_AFTER_S = 5
+
+
+def _request_id(request: Request) -> str:
+    return request_id(request.scope) or uuid.uuid4().hex
+
+
+def is_database_unavailable(exc: BaseException) -> bool:
+    """A failure to reach the database (down, restarting, pool exhausted, SQLite locked), not a bug in a query."""
+    if isinstance(exc, sa_exc.TimeoutError):
+        return True
+    if not isinstance(exc, sa_exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    if isinstance(exc.orig, psycopg.OperationalError | psycopg.InterfaceError):
+        return True
+    return isinstance(exc.orig, sqlite3.OperationalError) and "database is locked" in str(exc.orig)
+
+
+async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+    rid = _request_id(request)
+    log.error("unexpected error (request id %s) in %s %s", rid, request.method, request.url.path, exc_info=exc)
+    return JSONResponse(error_payload("INTERNAL_ERROR", f"unexpected error (request id {rid})", {"request_id": rid}),
+                        status_code=500, headers={REQUEST_ID_HEADER: rid})
+
+
+async def database_error(request: Request, exc: Exception) -> JSONResponse:
+    if not is_database_unavailable(exc):
+        return await internal_error(request, exc)
+    rid = _request_id(request)
+    log.warning("database unavailable (request id %s) in %s %s: %s", rid, request.method, request.url.path,
+                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return JSONResponse(
+        error_payload("DATABASE_UNAVAILABLE", f"the database is unavailable; try again in {RETRY_AFTER_S} s",
+                      {"request_id": rid, "retry_after_s": RETRY_AFTER_S}),
+        status_code=503, headers={"Retry-After": str(RETRY_AFTER_S), REQUEST_ID_HEADER: rid})
