@@ -25,7 +25,7 @@ from tests.api.teams_helpers import (
 )
 from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_matches
 from tunelab.db.models import ApiToken, Project
-from tunelab.services import auth as auth_service
+from tunelab.services import signin_limits
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def embedded_redis(tmp_path, monkeypatch):
     from tunelab.core.redis import stop_embedded_redis
 
     server = Redis(str(tmp_path / "redis.db"))
-    monkeypatch.setattr(auth_service, "get_redis", lambda: server)
+    monkeypatch.setattr(signin_limits, "get_responsive_redis", lambda: server)
     yield server
     stop_embedded_redis(server)
 

@@ -64,6 +64,17 @@ def get_redis() -> redis.Redis:
     return redis.Redis.from_url(_client_url(redis_url()), decode_responses=True, health_check_interval=30)
 
 
+@lru_cache
+def get_responsive_redis() -> redis.Redis:
+    """The same Redis with short timeouts and no retries, for calls that have a fallback or only report (sign-in
+    counters, health): an unreachable Redis must cost them a fraction of a second, not the default retries."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return redis.Redis.from_url(_client_url(redis_url()), decode_responses=True, socket_timeout=0.5,
+                                socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
+
+
 def get_async_redis():
     import redis.asyncio as aioredis
 

@@ -7,7 +7,6 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
-from tunelab.core.redis import get_redis
 from tunelab.core.security import (
     API_TOKEN_PREFIX,
     new_token,
@@ -18,7 +17,7 @@ from tunelab.core.security import (
 from tunelab.core.settings import Settings
 from tunelab.db.base import utcnow
 from tunelab.db.models import ApiToken, User, UserSession
-from tunelab.services import shares
+from tunelab.services import shares, signin_limits
 from tunelab.services.principal import Principal
 
 BAD_CREDENTIALS = "email or password is incorrect"
@@ -30,29 +29,6 @@ def normalize_email(email: str) -> str:
 
 
 # Sign-in ---------------------------------------------------------------------------------------------------------
-
-def _attempt_keys(settings: Settings, client_address: str, email: str) -> list[str]:
-    prefix = f"{settings.redis_namespace}:signin"
-    return [f"{prefix}:addr:{client_address}", f"{prefix}:email:{email}"]
-
-
-def _check_rate(settings: Settings, keys: list[str]) -> None:
-    redis = get_redis()
-    counts = [int(c or 0) for c in redis.mget(keys)]
-    if max(counts) >= settings.signin_max_attempts:
-        retry_after = max(1, max(redis.ttl(key) for key in keys))
-        raise AppError("TOO_MANY_ATTEMPTS", f"too many failed sign-ins; try again in {retry_after} s",
-                       {"retry_after_s": retry_after})
-
-
-def _count_failure(settings: Settings, keys: list[str]) -> None:
-    pipe = get_redis().pipeline()
-    for key in keys:
-        # The window starts at the first failure. SET NX EX, not EXPIRE NX: the embedded Redis is 6.2.
-        pipe.set(key, 0, ex=settings.signin_window_s, nx=True)
-        pipe.incr(key)
-    pipe.execute()
-
 
 @dataclass
 class NewSession:
@@ -72,14 +48,14 @@ def start_session(session: Session, settings: Settings, user: User) -> NewSessio
 def sign_in(session: Session, settings: Settings, email: str, password: str, client_address: str) -> NewSession:
     """The same answer, in the same time, for an unknown email and a wrong password: no user enumeration."""
     email = normalize_email(email)
-    keys = _attempt_keys(settings, client_address, email)
-    _check_rate(settings, keys)
+    keys = signin_limits.attempt_keys(client_address, email)
+    signin_limits.check(session, settings, keys)
     user = session.scalar(select(User).where(User.email == email))
     ok = verify_password(user.password_hash if user else None, password)
     if not ok or user is None or not user.is_active:
-        _count_failure(settings, keys)
+        signin_limits.count_failure(session, settings, keys)
         raise AppError("INVALID_CREDENTIALS", BAD_CREDENTIALS)
-    get_redis().delete(keys[1])
+    signin_limits.clear(session, settings, keys[1])
     return start_session(session, settings, user)
 
 

@@ -7,7 +7,8 @@ from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.project import Project, ProjectMember, Role
 from tunelab.db.models.run import Run, RunStatus
 from tunelab.db.models.share import ShareLink
+from tunelab.db.models.signin import SigninFailures
 from tunelab.db.models.user import ApiToken, User, UserSession
 
 __all__ = ["ApiToken", "Artifact", "AuditEvent", "Dataset", "Metric", "MetricRollup", "MetricSummary", "Project",
-           "ProjectMember", "Role", "Run", "RunStatus", "ShareLink", "User", "UserSession"]
+           "ProjectMember", "Role", "Run", "RunStatus", "ShareLink", "SigninFailures", "User", "UserSession"]
