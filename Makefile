@@ -9,7 +9,7 @@ SMOLLM2_STAMP := var/models/.smollm2-$(SMOLLM2_VERSION)
 FRONTEND_BUILT := frontend/dist/index.html
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/package.json frontend/vite.config.ts -type f 2>/dev/null)
 
-.PHONY: up test venv assets models bench migrate worker api test-deps clean frontend client
+.PHONY: up test venv assets models bench migrate worker api test-deps clean frontend client screenshots
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test: $(INSTALLED) test-deps models $(FRONTEND_BUILT)
 	$(BIN)/ruff check backend tests scripts migrations
 	cd frontend && npm test --silent
 	$(BIN)/python -m pytest
+
+## Retake the README's screenshots (docs/screenshots) with the end-to-end UI tests; `make test` never rewrites them.
+screenshots: $(INSTALLED) test-deps $(FRONTEND_BUILT)
+	TUNELAB_REFRESH_SCREENSHOTS=1 $(BIN)/python -m pytest tests/e2e -q
 
 frontend/node_modules/.package-lock.json: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error

@@ -1,5 +1,6 @@
 """Real Chromium (Debian's package, driven by Playwright; never a downloaded browser) against a real stack."""
 
+import os
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from tests.worker.conftest import sample_dataset  # noqa: F401  (a fixture the U
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
+# `make screenshots` sets it: only that target rewrites the committed pictures; `make test` leaves them alone.
+REFRESH_SCREENSHOTS = os.environ.get("TUNELAB_REFRESH_SCREENSHOTS") == "1"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -42,6 +45,25 @@ def open_page(browser, base_url: str):
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     return page
+
+
+def points_drawn(page, key: str) -> int:
+    """How many points the chart of `key` draws (its data-points attribute)."""
+    return int(page.get_attribute(f'[data-testid="chart-{key}"]', "data-points") or 0)
+
+
+def wait_for_points(page, key: str, enough, message: str) -> int:
+    """Until the chart of `key` draws `enough(n)` points; fails only when it stops growing (not on a slow machine)."""
+    from tests.conftest import wait_while_progressing
+
+    return wait_while_progressing(lambda: points_drawn(page, key), enough, lambda n: n, message=message)
+
+
+def screenshot(page, name: str) -> None:
+    """A picture of the page for the README (docs/screenshots, with `make screenshots`), else a test artifact."""
+    folder = SCREENSHOTS if REFRESH_SCREENSHOTS else ARTIFACTS
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 def close_page(page, name: str) -> None:

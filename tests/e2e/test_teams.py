@@ -3,8 +3,7 @@ shares a comparison → the link works for a stranger with no cookies, read-only
 
 import re
 
-from tests.conftest import wait_for
-from tests.e2e.conftest import SCREENSHOTS, close_page, open_page
+from tests.e2e.conftest import close_page, open_page, screenshot, wait_for_points
 
 ADMIN = {"email": "ada@lab.example", "display_name": "Ada", "password": "ada's long password"}
 EDITOR = {"email": "grace@lab.example", "display_name": "Grace", "password": "grace's long password"}
@@ -23,10 +22,6 @@ def _launch_from_form(page, max_steps: int, learning_rate: float) -> int:
     page.click('button:has-text("Launch run")')
     page.wait_for_url(re.compile(r"/runs/\d+$"))
     return int(page.url.rsplit("/", 1)[1])
-
-
-def _points_drawn(page, key: str) -> int:
-    return int(page.get_attribute(f'[data-testid="chart-{key}"]', "data-points") or 0)
 
 
 def test_first_admin_invites_an_editor_who_shares_a_comparison_then_revokes_it(browser, fresh_stack):
@@ -61,7 +56,8 @@ def test_first_admin_invites_an_editor_who_shares_a_comparison_then_revokes_it(b
         first = _launch_from_form(editor, max_steps=40, learning_rate=0.005)
         second = _launch_from_form(editor, max_steps=3000, learning_rate=0.001)
         editor.goto(f"/compare?runs={first},{second}")
-        editor.wait_for_selector('[data-testid="chart-train/loss"][data-series="2"]', timeout=180_000)
+        wait_for_points(editor, "train/loss", lambda n: n > 40, "both runs on the compare chart")
+        editor.wait_for_selector('[data-testid="chart-train/loss"][data-series="2"]')
         editor.click('[data-testid="share-button"]')
         dialog = editor.wait_for_selector('[data-testid="share-dialog"]')
         dialog.wait_for_selector('button:has-text("Create link")').click()
@@ -77,16 +73,14 @@ def test_first_admin_invites_an_editor_who_shares_a_comparison_then_revokes_it(b
         stranger.wait_for_selector('[data-testid="chart-train/loss"][data-series="2"]')
         # Live: the curves grow while the second run trains, without a reload.
         stranger.evaluate("window.__sameDocument = true")
-        early = wait_for(lambda: _points_drawn(stranger, "train/loss") > 40 and _points_drawn(stranger, "train/loss"),
-                         180, 0.2, "the second run's first shared points")
-        wait_for(lambda: _points_drawn(stranger, "train/loss") > early, 120, 0.2, "the shared chart to grow live")
+        early = wait_for_points(stranger, "train/loss", lambda n: n > 40, "the second run's first shared points")
+        wait_for_points(stranger, "train/loss", lambda n: n > early, "the shared chart to grow live")
         assert stranger.evaluate("window.__sameDocument") is True
         for control in ("Cancel", "Clone", "Share", "Delete"):
             assert stranger.locator(f'button:has-text("{control}"), a:has-text("{control}")').count() == 0, control
         assert stranger.locator('[data-testid="share-button"]').count() == 0
         assert stranger.locator('[data-testid="project-switcher"]').count() == 0
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        stranger.screenshot(path=str(SCREENSHOTS / "shared-compare.png"), full_page=True)
+        screenshot(stranger, "shared-compare")
 
         # The editor revokes the link in the share dialog: the open page, still streaming, says so by itself,
         # and so does the same URL opened again.

@@ -2,16 +2,19 @@
 
 import re
 
-from tests.conftest import wait_for
-from tests.e2e.conftest import SCREENSHOTS
+from tests.conftest import wait_while_progressing
+from tests.e2e.conftest import points_drawn, screenshot, wait_for_points
+from tests.worker.conftest import run_progress
+
+STEPS = 60
 
 
-def _points_drawn(page, key: str) -> int:
-    return int(page.get_attribute(f'[data-testid="chart-{key}"]', "data-points") or 0)
-
-
-def _wait_status(page, status: str, timeout_s: float = 240) -> None:
-    page.wait_for_selector(f'[data-testid="status-badge"]:text-is("{status}")', timeout=timeout_s * 1000)
+def _wait_status(page, api, run_id: int, status: str) -> None:
+    """Until the page's badge says `status`; fails only when the run itself stops making progress (a busy machine
+    trains slowly, and a fixed deadline would fail a run that is merely slow)."""
+    badge = page.locator(f'[data-testid="status-badge"]:text-is("{status}")')
+    wait_while_progressing(lambda: api.get(f"/runs/{run_id}").json(), lambda _: badge.count() > 0, run_progress,
+                           message=f"the run page to show {status}")
 
 
 def _launch_from_form(page, sample_dataset: dict, **params) -> int:
@@ -27,29 +30,33 @@ def _launch_from_form(page, sample_dataset: dict, **params) -> int:
 
 
 def test_launch_watch_clone_and_compare(page, api, worker, sample_dataset):
-    first = _launch_from_form(page, sample_dataset, max_steps=150, eval_steps=25, learning_rate=0.005)
-    _wait_status(page, "running", 120)
+    first = _launch_from_form(page, sample_dataset, max_steps=STEPS, eval_steps=20, learning_rate=0.005)
+    _wait_status(page, api, first, "running")
     page.evaluate("window.__sameDocument = true")
     page.wait_for_selector('[data-testid="chart-train/loss"]')
-    early = wait_for(lambda: _points_drawn(page, "train/loss"), 60, 0.2, "the first points on the loss chart")
-    later = wait_for(lambda: (n := _points_drawn(page, "train/loss")) > early and n, 120, 0.2,
-                     "the loss chart to grow while the run trains")
-    assert later > early
-    _wait_status(page, "succeeded")
+    drawn = []
+
+    def chart_grew(run) -> bool:
+        drawn.append(points_drawn(page, "train/loss"))
+        return len(set(drawn) - {0}) >= 2 or run["status"] in ("succeeded", "failed", "canceled")
+
+    wait_while_progressing(lambda: api.get(f"/runs/{first}").json(), chart_grew, run_progress,
+                           message="the loss chart to grow while the run trains")
+    assert len(set(drawn) - {0}) >= 2, f"the chart grew while the run trained: {sorted(set(drawn))}"
+    _wait_status(page, api, first, "succeeded")
     assert page.evaluate("window.__sameDocument") is True, "the page updated live, without a reload"
-    assert _points_drawn(page, "train/loss") == 150
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "run-page.png"), full_page=True)
+    assert points_drawn(page, "train/loss") == STEPS
+    screenshot(page, "run-page")
 
     page.click('a:has-text("Clone"), button:has-text("Clone")')
     page.wait_for_url(re.compile(r"/runs/new\?clone=\d+"))
-    page.wait_for_function("document.querySelector('[name=\"params.max_steps\"]')?.value === '150'")
+    page.wait_for_function(f"document.querySelector('[name=\"params.max_steps\"]')?.value === '{STEPS}'")
     page.fill('[name="params.learning_rate"]', "0.002")
     page.click('button:has-text("Launch run")')
     page.wait_for_url(re.compile(r"/runs/\d+$"))
     second = int(page.url.rsplit("/", 1)[1])
     assert second != first
-    _wait_status(page, "succeeded")
+    _wait_status(page, api, second, "succeeded")
     assert api.get(f"/runs/{second}").json()["config"]["params"]["learning_rate"] == 0.002
 
     page.goto("/")
@@ -58,7 +65,7 @@ def test_launch_watch_clone_and_compare(page, api, worker, sample_dataset):
     page.click('[data-testid="compare-selected"]')
     page.wait_for_url(re.compile(r"/compare\?runs="))
     chart = page.wait_for_selector('[data-testid="chart-train/loss"][data-series="2"]')
-    assert int(chart.get_attribute("data-points")) >= 2 * 150
+    assert int(chart.get_attribute("data-points")) >= 2 * STEPS
     page.wait_for_selector('[data-testid="config-table"]')
     assert page.is_checked('[data-testid="only-differences"]')
     differing = page.eval_on_selector_all('[data-testid="config-row"]', "rows => rows.map(r => r.dataset.field)")
@@ -67,7 +74,7 @@ def test_launch_watch_clone_and_compare(page, api, worker, sample_dataset):
         '[data-testid="cost-table"] [data-metric="trainable_percent"]', "cells => cells.map(c => c.textContent)")
     assert len(cost_cells) == 2 and all(cell.strip() not in ("", "—") for cell in cost_cells)
     assert page.locator('[data-testid="cost-table"] .best').count() >= 1
-    page.screenshot(path=str(SCREENSHOTS / "compare-page.png"), full_page=True)
+    screenshot(page, "compare-page")
 
 
 def test_out_of_bounds_value_shows_the_api_error_at_the_field(page, sample_dataset):
@@ -102,3 +109,31 @@ def test_dataset_upload_shows_line_numbered_errors_then_accepts_a_good_file(page
     good.write_text('{"instruction": "add 1 and 2", "output": "3"}\n{"instruction": "add 2 and 2", "output": "4"}\n')
     page.set_input_files('[data-testid="dataset-file"]', str(good))
     page.wait_for_selector('[data-testid="dataset-row"]:has-text("good-rows")')
+
+
+def test_cancel_then_resume_from_the_run_page(page, api, worker, sample_dataset):
+    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"],
+            "params": {"max_steps": 5000, "eval_steps": 5000}}
+    run_id = api.post("/runs", json=body).json()["id"]
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"/runs/{run_id}")
+    wait_while_progressing(lambda: api.get(f"/runs/{run_id}").json(), lambda run: run["progress"]["current_step"] >= 2,
+                           run_progress, message="the run to train a few steps")
+    page.click('[data-testid="cancel-run"]')
+    _wait_status(page, api, run_id, "canceled")
+    canceled = api.get(f"/runs/{run_id}").json()
+    resume = page.wait_for_selector('[data-testid="resume-run"]')
+    assert resume.text_content() == f"Resume from step {canceled['checkpoint_step']}"
+    resume.click()
+    wait_while_progressing(lambda: api.get(f"/runs/{run_id}").json(),
+                           lambda run: run["progress"]["current_step"] > canceled["checkpoint_step"], run_progress,
+                           message="the resumed run to train past its checkpoint")
+    page.wait_for_selector('[data-testid="run-header"]:has-text("attempt 2")')
+    # The page follows the resumed run live: its chart grows past the checkpoint without a reload.
+    wait_for_points(page, "train/loss", lambda n: n > canceled["checkpoint_step"], "the chart to grow after resume")
+    page.click('[data-testid="cancel-run"]')
+    _wait_status(page, api, run_id, "canceled")
+    final = api.get(f"/runs/{run_id}").json()
+    assert final["checkpoint_step"] > canceled["checkpoint_step"]
+    page.wait_for_selector(f'[data-testid="artifacts"] td:text-is('
+                           f'"checkpoints/checkpoint-{final["checkpoint_step"]}/trainer_state.json")')

@@ -138,8 +138,8 @@ export function RunsPage() {
               maxSelected={MAX_COMPARE}
               onSelect={select}
               canChange={editor}
-              onCancel={(runId) => cancel.mutate(runId)}
-              cancelingIds={new Set(cancel.isPending && cancel.variables !== undefined ? [cancel.variables] : [])}
+              onCancel={(runId) => cancel.mutate({ runId })}
+              cancelingIds={new Set(cancel.isPending && cancel.variables !== undefined ? [cancel.variables.runId] : [])}
               onClone={(runId) => navigate(`/runs/new?clone=${runId}`)}
             />
           )}

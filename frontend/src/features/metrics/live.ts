@@ -125,6 +125,12 @@ export function useLiveRunSeries(
   const [ended, setEnded] = useState<number | null>(null);
   const streamedRun = useRef<number | null>(null);
   if (live) streamedRun.current = runId;
+  // A finished run that is resumed is live again: follow it anew, from the flush it had reached.
+  const wasLive = useRef(live);
+  useEffect(() => {
+    if (live && !wasLive.current && ended === runId) setEnded(null);
+    wasLive.current = live;
+  }, [live, ended, runId]);
   const streaming = streamedRun.current === runId && ended !== runId;
 
   useRunEvents(

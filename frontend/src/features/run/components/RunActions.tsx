@@ -1,40 +1,60 @@
 // What a member can do to a run from its page; each control shows only for a role that may use it.
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Link } from "react-router";
 
-import { api, unwrap, type Role, type Run } from "../../../api/client";
+import type { Role, Run } from "../../../api/client";
 import { canEdit } from "../../projects/roles";
-import { isFinished, runKeys } from "../../runs/api/queries";
+import { useCancelRun, useResumeRun } from "../../runs/api/mutations";
+import { isFinished } from "../../runs/api/queries";
 import { ShareButton } from "../../shares/components/ShareButton";
+import { resumeLabel } from "../resume";
 
 export function RunActions({ run, role }: { run: Run; role: Role | null }) {
-  const queryClient = useQueryClient();
-  const cancel = useMutation({
-    mutationFn: async () =>
-      unwrap(await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: run.id } } })),
-    onSuccess: (updated) => queryClient.setQueryData(runKeys.detail(run.id), updated),
-  });
+  const cancel = useCancelRun();
+  const resume = useResumeRun();
   const editor = canEdit(role);
+  const error = cancel.error ?? resume.error;
+  const stopping = run.status === "running" && run.cancel_requested;
 
   return (
     <>
-      {cancel.error && (
+      {error && (
         <span className="field-error" role="alert">
-          {cancel.error.message}
+          {error.message}
         </span>
       )}
-      {editor && !isFinished(run) && (
+      {editor && !isFinished(run) && !stopping && (
         <button
           className="danger"
           data-testid="cancel-run"
-          disabled={cancel.isPending || run.cancel_requested}
+          disabled={cancel.isPending}
           onClick={() => {
-            if (window.confirm(`Cancel run “${run.name}”? It stops at the next step and keeps what it saved.`)) {
-              cancel.mutate();
+            if (window.confirm(`Cancel run “${run.name}”? It stops at the next step and saves a checkpoint to resume from.`)) {
+              cancel.mutate({ runId: run.id });
             }
           }}
         >
-          {run.cancel_requested ? "Canceling…" : "Cancel"}
+          Cancel
+        </button>
+      )}
+      {editor && stopping && !run.external && (
+        <button
+          className="danger"
+          data-testid="force-stop-run"
+          disabled={cancel.isPending || run.force_stop_requested}
+          title="For a run that does not stop: its worker kills the training process"
+          onClick={() => {
+            const kept = run.checkpoint_step !== null ? `its checkpoint at step ${run.checkpoint_step}` : "no checkpoint";
+            if (window.confirm(`Kill the training process of “${run.name}” now? It keeps ${kept}.`)) {
+              cancel.mutate({ runId: run.id, force: true });
+            }
+          }}
+        >
+          {run.force_stop_requested ? "Killing…" : "Force stop"}
+        </button>
+      )}
+      {editor && !run.external && (run.status === "failed" || run.status === "canceled") && (
+        <button data-testid="resume-run" disabled={resume.isPending} onClick={() => resume.mutate(run.id)}>
+          {resumeLabel(run)}
         </button>
       )}
       {editor && !run.external && (

@@ -3,6 +3,7 @@ import type { ReactNode } from "react";
 import type { Run } from "../../../api/client";
 import { ProgressBar, StatusBadge } from "../../../components/ui/ui";
 import { formatDuration } from "../../../lib/format";
+import { attemptLabel } from "../resume";
 
 export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
   const { progress } = run;
@@ -15,16 +16,20 @@ export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
         <h1>{run.name}</h1>
         <StatusBadge status={run.status} />
         {run.external && <span className="badge badge-queued">external</span>}
-        {run.cancel_requested && run.status === "running" && <span className="help">stopping…</span>}
+        {run.cancel_requested && run.status === "running" && (
+          <span className="help">{run.force_stop_requested ? "killing the training process…" : "stopping…"}</span>
+        )}
         {actions && <div className="card-actions run-actions">{actions}</div>}
       </div>
       <div className="run-meta help">
         #{run.id} · {run.objective} · {run.method} · {run.model}
         {run.worker ? ` · worker ${run.worker}` : ""} · queue {run.queue}
+        {attemptLabel(run) ? ` · ${attemptLabel(run)}` : ""}
+        {run.checkpoint_step !== null ? ` · checkpoint at step ${run.checkpoint_step}` : ""}
         {run.started_at ? ` · started ${new Date(run.started_at).toLocaleString()}` : ""}
         {run.finished_at ? ` · finished ${new Date(run.finished_at).toLocaleString()}` : ""}
       </div>
-      {(run.status === "failed" || run.status === "canceled") && run.status_reason && (
+      {(run.status === "failed" || run.status === "canceled" || run.status === "queued") && run.status_reason && (
         <div className={run.status === "failed" ? "error-box" : "notice"} data-testid="status-reason">
           {run.status_reason}
         </div>

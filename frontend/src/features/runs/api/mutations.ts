@@ -13,11 +13,27 @@ export function useCreateRun() {
   });
 }
 
+/** Cancel a run (it stops at its next step, keeping a checkpoint); `force` kills its training process instead. */
 export function useCancelRun() {
   const queryClient = useQueryClient();
   return useMutation({
+    mutationFn: async ({ runId, force = false }: { runId: number; force?: boolean }) =>
+      unwrap(
+        await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: runId }, query: { force } } }),
+      ),
+    onSuccess: (run) => {
+      queryClient.setQueryData(runKeys.detail(run.id), run);
+      return queryClient.invalidateQueries({ queryKey: runKeys.all });
+    },
+  });
+}
+
+/** Queue a failed or canceled run again: it continues from its newest checkpoint. */
+export function useResumeRun() {
+  const queryClient = useQueryClient();
+  return useMutation({
     mutationFn: async (runId: number) =>
-      unwrap(await api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: runId } } })),
+      unwrap(await api.POST("/api/v1/runs/{run_id}/resume", { params: { path: { run_id: runId } } })),
     onSuccess: (run) => {
       queryClient.setQueryData(runKeys.detail(run.id), run);
       return queryClient.invalidateQueries({ queryKey: runKeys.all });
