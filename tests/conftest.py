@@ -179,6 +179,25 @@ def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "c
         time.sleep(interval)
 
 
+def wait_while_progressing(read, done, progress_of, stall_s: float = 180, interval: float = 0.25,
+                           message: str = "progress"):
+    """Poll read() until done(value) and return the value. Fail only when progress_of(value) has not changed for
+    `stall_s` seconds: on a busy machine training is slow, not stuck, and a fixed deadline would fail it."""
+    import time
+
+    last_progress, last_change = object(), time.monotonic()
+    while True:
+        value = read()
+        if done(value):
+            return value
+        progress = progress_of(value)
+        if progress != last_progress:
+            last_progress, last_change = progress, time.monotonic()
+        elif time.monotonic() - last_change > stall_s:
+            raise AssertionError(f"no progress for {stall_s:g} s waiting for {message}; last seen {progress!r}")
+        time.sleep(interval)
+
+
 class WorkerProcess:
     """A real `tunelab worker` process (Celery, prefork) for this test session's queue."""
 
