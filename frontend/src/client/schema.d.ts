@@ -196,7 +196,8 @@ export interface paths {
         put?: never;
         /**
          * Create Dataset
-         * @description Upload a dataset; the same bytes under the same name return the existing dataset.
+         * @description Upload a dataset; the same bytes under the same name return the existing dataset. The caller is checked
+         *     before the body is read, and a body over TUNELAB_UPLOAD_MAX_BYTES is refused (413) as it streams.
          */
         post: operations["create_dataset_api_v1_datasets_post"];
         delete?: never;
@@ -442,7 +443,11 @@ export interface paths {
         /** Read Runs */
         get: operations["read_runs_api_v1_runs_get"];
         put?: never;
-        /** Create Run */
+        /**
+         * Create Run
+         * @description Queue a run. It is sent to a worker once committed; with the broker (Redis) down it stays queued and is sent
+         *     as soon as the broker is back.
+         */
         post: operations["create_run_api_v1_runs_post"];
         delete?: never;
         options?: never;
@@ -511,7 +516,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel Run */
+        /**
+         * Cancel Run
+         * @description Stop a run: a queued one never starts; a running one stops at its next step, saves a checkpoint (resumable)
+         *     and is `canceled` within seconds.
+         */
         post: operations["cancel_run_api_v1_runs__run_id__cancel_post"];
         delete?: never;
         options?: never;
@@ -546,7 +555,8 @@ export interface paths {
         /**
          * Read Run Events
          * @description Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end` (or `revoked`, when the share
-         *     link the stream was opened with stops being valid).
+         *     link the stream was opened with stops being valid). When the API shuts down, the stream ends with a short
+         *     `retry:` so that the browser reconnects to the next process at once.
          */
         get: operations["read_run_events_api_v1_runs__run_id__events_get"];
         put?: never;
@@ -586,10 +596,32 @@ export interface paths {
         put?: never;
         /**
          * Create Run Metrics
-         * @description Batch ingest, idempotent on (run, key, step). The hot path of external logging: the body is validated
-         *     straight from its bytes (no intermediate Python dicts), and the database work runs off the event loop.
+         * @description Batch ingest into an external run (409 for a run Tunelab trains), idempotent on (run, key, step). The hot path
+         *     of external logging: the body is validated straight from its bytes (no intermediate Python dicts), and the
+         *     database work runs off the event loop.
          */
         post: operations["create_run_metrics_api_v1_runs__run_id__metrics_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume Run
+         * @description Queue a failed or canceled run again; it continues from its newest checkpoint (`checkpoint_step`), or from
+         *     the start when it saved none. It stays the same run: metrics and artifacts carry on.
+         */
+        post: operations["resume_run_api_v1_runs__run_id__resume_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -847,26 +879,6 @@ export interface components {
              */
             next_before: number | null;
         };
-        /** Body_create_dataset_api_v1_datasets_post */
-        Body_create_dataset_api_v1_datasets_post: {
-            /**
-             * File
-             * @description JSONL, one row per line
-             */
-            file: string;
-            /** @description Detected from the first row when omitted */
-            format?: components["schemas"]["DatasetFormat"] | null;
-            /**
-             * Name
-             * @description Defaults to the file name without extension
-             */
-            name?: string | null;
-            /**
-             * Project Id
-             * @description Project to add it to; default as for POST /runs
-             */
-            project_id?: number | null;
-        };
         /**
          * DatasetFormat
          * @enum {string}
@@ -923,6 +935,29 @@ export interface components {
             /** @description Characters of each row's longest training sequence, chat-template markup excluded */
             chars?: components["schemas"]["LengthStats"] | null;
         };
+        /**
+         * DatasetUpload
+         * @description The multipart form of POST /datasets (parsed by the route itself, after the caller is checked).
+         */
+        DatasetUpload: {
+            /**
+             * File
+             * @description JSONL, one row per line
+             */
+            file: string;
+            /** @description Detected from the first row when omitted */
+            format?: components["schemas"]["DatasetFormat"] | null;
+            /**
+             * Name
+             * @description Defaults to the file name without extension
+             */
+            name?: string | null;
+            /**
+             * Project Id
+             * @description Project to add it to; default as for POST /runs
+             */
+            project_id?: number | null;
+        };
         /** DatasetsPublic */
         DatasetsPublic: {
             /**
@@ -977,11 +1012,20 @@ export interface components {
         };
         /** HealthPublic */
         HealthPublic: {
-            /** Database */
+            /**
+             * Database
+             * @description ok or unavailable; an admin sees the error itself
+             */
             database: string;
-            /** Redis */
+            /**
+             * Redis
+             * @description ok or unavailable; an admin sees the error itself
+             */
             redis: string;
-            /** Status */
+            /**
+             * Status
+             * @description ok, or degraded when the database or Redis is down (the answer is then a 503)
+             */
             status: string;
             /** Version */
             version: string;
@@ -1419,10 +1463,25 @@ export interface components {
         };
         /** RunPublic */
         RunPublic: {
+            /**
+             * Attempt
+             * @description Which start of training this is: 1 is the first; resumes add one each
+             */
+            attempt: number;
+            /**
+             * Auto Resumes
+             * @description Automatic resumes after a lost worker since the last start a user asked for
+             */
+            auto_resumes: number;
             /** Best Eval Loss */
             best_eval_loss: number | null;
             /** Cancel Requested */
             cancel_requested: boolean;
+            /**
+             * Checkpoint Step
+             * @description Step of the newest checkpoint: where a resume continues from
+             */
+            checkpoint_step: number | null;
             /** Config */
             config: {
                 [key: string]: unknown;
@@ -1437,6 +1496,11 @@ export interface components {
             final_eval_loss: number | null;
             /** Finished At */
             finished_at: string | null;
+            /**
+             * Force Stop Requested
+             * @description A force stop was asked for: the worker kills the training process
+             */
+            force_stop_requested: boolean;
             /** Heartbeat At */
             heartbeat_at: string | null;
             /** Id */
@@ -2193,6 +2257,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 token_id: number;
             };
             cookie?: never;
@@ -2315,7 +2380,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "multipart/form-data": components["schemas"]["Body_create_dataset_api_v1_datasets_post"];
+                "multipart/form-data": components["schemas"]["DatasetUpload"];
             };
         };
         responses: {
@@ -2380,6 +2445,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 dataset_id: number;
             };
             cookie?: never;
@@ -2436,6 +2502,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 dataset_id: number;
             };
             cookie?: never;
@@ -2491,6 +2558,15 @@ export interface operations {
         responses: {
             /** @description Successful Response */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthPublic"];
+                };
+            };
+            /** @description The database or Redis is down */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2694,6 +2770,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -2743,6 +2820,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -2808,6 +2886,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -2883,6 +2962,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -2941,6 +3021,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -2990,6 +3071,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -3061,7 +3143,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 user_id: number;
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -3127,7 +3211,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 user_id: number;
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -3202,6 +3288,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 project_id: number;
             };
             cookie?: never;
@@ -3391,6 +3478,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3440,6 +3528,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3505,6 +3594,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3564,6 +3654,7 @@ export interface operations {
             header?: never;
             path: {
                 path: string;
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3628,9 +3719,13 @@ export interface operations {
     };
     cancel_run_api_v1_runs__run_id__cancel_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Kill the training process now instead of stopping at the next step (for a run stuck inside a step); it keeps its last checkpoint */
+                force?: boolean;
+            };
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3698,6 +3793,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3766,6 +3862,7 @@ export interface operations {
                 "last-event-id"?: number | null;
             };
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3820,6 +3917,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3883,6 +3981,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3932,6 +4031,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 run_id: number;
             };
             cookie?: never;
@@ -3978,6 +4078,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -3985,6 +4094,74 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    resume_run_api_v1_runs__run_id__resume_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -4103,6 +4280,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 share_id: number;
             };
             cookie?: never;
@@ -4268,6 +4446,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 user_id: number;
             };
             cookie?: never;
@@ -4339,6 +4518,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description An id, 1 to 2^31-1 */
                 user_id: number;
             };
             cookie?: never;
