@@ -71,11 +71,12 @@ $(SMOLLM2_STAMP): $(INSTALLED)
 	rm -rf var/downloads/smollm2
 	touch $@
 
-## Print the benchmark figures: metrics on SQLite and PostgreSQL, then the web UI in Chromium.
+## Print the benchmark figures: metrics on SQLite and PostgreSQL, the web UI in Chromium, the queue.
 bench: $(INSTALLED) test-deps $(FRONTEND_BUILT)
 	$(BIN)/python scripts/bench_metrics.py --backend sqlite
 	$(BIN)/python scripts/bench_metrics.py --backend postgres
 	$(BIN)/python scripts/bench_ui.py
+	$(BIN)/python scripts/bench_queue.py
 
 clean:
 	rm -rf var .pytest_cache test-artifacts

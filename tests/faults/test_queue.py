@@ -18,8 +18,9 @@ from tunelab.db.models import Run
 
 def messages_by_run(redis_client, queue: str) -> Counter:
     """How many train_run messages Redis holds for each run: waiting in the queue, or delivered and unacknowledged."""
-    waiting = [json.loads(raw) for raw in redis_client.lrange(queue, 0, -1)]
-    delivered = [json.loads(raw)[0] for raw in redis_client.hvals("unacked")]
+    # One MULTI/EXEC: a message a worker pops between two separate reads would be counted in both places.
+    waiting, delivered = redis_client.pipeline(transaction=True).lrange(queue, 0, -1).hvals("unacked").execute()
+    waiting, delivered = [json.loads(raw) for raw in waiting], [json.loads(raw)[0] for raw in delivered]
     return Counter(ast.literal_eval(message["headers"]["argsrepr"])[0] for message in waiting + delivered)
 
 
