@@ -36,10 +36,20 @@ def _fields(error: dict) -> list[str]:
     ("POST", f"/users/{BEYOND_INT32}/invitation", "user_id"),
     ("GET", f"/datasets?project_id={BEYOND_INT32}", "project_id"),
     ("GET", f"/projects/1/audit?before={10**20}", "before"),
+    ("GET", f"/runs?project_id={10**20}", "project_id"),
+    ("GET", f"/runs?ids=1&ids={10**20}", "ids.1"),
+    ("POST", f"/runs/{BEYOND_INT32}/resume", "run_id"),
 ])
 def test_an_id_beyond_int32_in_a_path_or_query_is_422_naming_it(client, method, path, field):
     error = error_of(client.request(method, API + path), 422, "VALIDATION_ERROR")
     assert _fields(error) == [field]
+
+
+def test_an_event_id_beyond_the_flush_counter_is_422(client):
+    run = client.post(API + "/runs", json=EXTERNAL_RUN).json()
+    error = error_of(client.get(f"{API}/runs/{run['id']}/events", params={"after": BEYOND_INT32}), 422,
+                     "VALIDATION_ERROR")
+    assert _fields(error) == ["after"]
 
 
 @pytest.mark.parametrize(("path", "body", "field"), [

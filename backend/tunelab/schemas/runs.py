@@ -18,7 +18,8 @@ class RunCreate(BaseModel):
     name: str | None = Field(None, max_length=200, description="Defaults to <method>-<model>-<n>")
     objective: str = Field("sft", description="Training objective, a name from GET /methods")
     method: str = Field(description="Fine-tuning method, a name from GET /methods")
-    model: str = Field(description="Base model: a name from GET /models, an absolute path, or a cached hub id")
+    model: str = Field(description="Base model: a name from GET /models, an absolute path under one of the server's "
+                       "model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local cache")
     dataset: ResourceId | None = Field(None, description="Dataset id from GET /datasets; required unless external")
     params: dict[str, Any] = Field(default_factory=dict, description="The method's parameters (GET /methods schema)")
     queue: str | None = Field(None, max_length=50, description="Worker queue (cpu, gpu, …); default from settings")

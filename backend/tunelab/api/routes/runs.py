@@ -16,6 +16,7 @@ from tunelab.api.policies import (
 )
 from tunelab.core.errors import responses
 from tunelab.db.models import RunStatus
+from tunelab.schemas.common import MAX_ID, ResourceId
 from tunelab.schemas.runs import (
     ArtifactPublic,
     ArtifactsPublic,
@@ -46,13 +47,13 @@ def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, brok
 def read_runs(
     session: SessionDep,
     principal: ReaderDep,
-    project_id: Annotated[int | None, Query(description="Only this project's runs; default: all of yours")] = None,
+    project_id: Annotated[ResourceId | None, Query(description="Only this project's runs; default: all of yours")] = None,
     status: Annotated[list[RunStatus] | None, Query()] = None,
     method: str | None = None,
     objective: str | None = None,
     model: str | None = None,
     q: Annotated[str | None, Query(description="Text found in the name, model or method")] = None,
-    ids: Annotated[list[int] | None, Query(max_length=200, description="Only these runs (the compare view)")] = None,
+    ids: Annotated[list[ResourceId] | None, Query(max_length=200, description="Only these runs (the compare view)")] = None,
     sort: RunSortField = "queued_at",
     order: Literal["asc", "desc"] = "desc",
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -117,8 +118,9 @@ def read_run_events(
     run: RunReader,
     principal: ReaderDep,
     request: Request,
-    last_event_id: Annotated[int | None, Header(description="Resume after this event id")] = None,
-    after: Annotated[int | None, Query(ge=0, description="Same as Last-Event-ID, for clients that cannot set it")] = None,
+    last_event_id: Annotated[int | None, Header(ge=0, le=MAX_ID, description="Resume after this event id")] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_ID, description="Same as Last-Event-ID, for clients that cannot "
+                                                                     "set it")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: `metrics` (id = flush number), `status`, and a final `end` (or `revoked`, when the share
     link the stream was opened with stops being valid). When the API shuts down, the stream ends with a short
