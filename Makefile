@@ -13,7 +13,8 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/packa
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@echo "Installing Python packages into $(VENV) (the first time about 2 GB, torch included; pip lists each one)"
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[test]'
 	touch $@
 
 venv: $(INSTALLED)
