@@ -32,14 +32,14 @@ def _validation_details(errors: list[dict]) -> list[dict]:
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI):
-    from tunelab.api.deps import get_dispatcher
+    from tunelab.api.deps import get_broker
     from tunelab.services.bootstrap import register_bundled_assets
     from tunelab.services.reaper import start_reaper
 
     settings = get_settings()
     register_bundled_assets(settings)
-    dispatch = app.dependency_overrides.get(get_dispatcher, get_dispatcher)()
-    stop_reaper = start_reaper(settings, dispatch)
+    broker = app.dependency_overrides.get(get_broker, get_broker)()
+    stop_reaper = start_reaper(settings, broker)
     yield
     stop_reaper.set()
     release_embedded_redis()
