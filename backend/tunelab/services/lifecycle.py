@@ -11,7 +11,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from tunelab.core.settings import Settings
-from tunelab.db.base import utcnow
+from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Run, RunStatus
 from tunelab.services import artifacts, events
 
@@ -105,11 +105,11 @@ def finish_run(session: Session, run_id: int, status: RunStatus, reason: str | N
     condition = [Run.id == run_id, Run.status == RunStatus.running]
     if attempt is not None:
         condition.append(Run.attempt == attempt)
-    result = session.execute(update(Run).where(*condition)
-                             .values(status=status, status_reason=reason, finished_at=utcnow()))
-    if result.rowcount:
+    moved = rowcount(session.execute(update(Run).where(*condition)
+                                     .values(status=status, status_reason=reason, finished_at=utcnow())))
+    if moved:
         events.publish_after_commit(session, run_id, {"type": "status", "status": status.value})
-    return result.rowcount == 1
+    return moved == 1
 
 
 def training_lost(session: Session, settings: Settings, run_id: int, why: str, attempt: int | None = None,

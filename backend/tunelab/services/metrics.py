@@ -6,17 +6,21 @@ every second and a compare view reads hundreds of thousands of points.
 
 import logging
 import math
+import sqlite3
 from collections.abc import Sequence
 from functools import cache
 from itertools import groupby
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from sqlalchemy import Connection, case, func, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.postgresql.dml import Insert as PgInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.dialects.sqlite.dml import Insert as SqliteInsert
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
+from tunelab.db.base import table_of
 from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
@@ -26,10 +30,10 @@ log = logging.getLogger(__name__)
 
 EVAL_LOSS_KEY = "eval/loss"
 
-metric_table = Metric.__table__
-summary_table = MetricSummary.__table__
-rollup_table = MetricRollup.__table__
-run_table = Run.__table__
+metric_table = table_of(Metric)
+summary_table = table_of(MetricSummary)
+rollup_table = table_of(MetricRollup)
+run_table = table_of(Run)
 
 
 # (key, step, value, wall_time): plain tuples on the hot path, where a million points a minute pass through.
@@ -49,7 +53,7 @@ class KeySummary(NamedTuple):
     last_value: float
     min_value: float
     max_value: float
-    count: int
+    count: int  # type: ignore[assignment]  # the column's name; a field may shadow tuple.count
 
 
 def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int, float, float]]) -> int:
@@ -136,7 +140,7 @@ def _insert_points(connection: Connection, run_id: int, seq: int, points: list[M
         return connection.execute(statement, parameters).rowcount
     # SQLite: one prepared statement stepped over the batch by the driver (executemany), cheaper than a huge
     # multi-row VALUES that SQLite would parse anew for every batch size and that hits its parameter limit.
-    cursor = connection.connection.driver_connection.cursor()
+    cursor = cast(sqlite3.Connection, connection.connection.driver_connection).cursor()
     try:
         cursor.executemany(
             "INSERT INTO metric (run_id, key, step, value, wall_time, seq) VALUES (?, ?, ?, ?, ?, ?) "
@@ -179,7 +183,7 @@ class Cell(NamedTuple):
     min_value: float  # NaN skipped
     max_value: float  # NaN wins: a cell holding a NaN shows it, as PostgreSQL orders floats
     max_number: float  # NaN skipped, for the summaries
-    count: int
+    count: int  # type: ignore[assignment]  # a field may shadow tuple.count
 
 
 def _cells(points: Sequence[MetricPoint]) -> dict[tuple[str, int], Cell]:
@@ -227,7 +231,7 @@ def _merge(old: KeySummary, new: KeySummary) -> KeySummary:
 
 
 @cache
-def _upsert_summaries(dialect: str):
+def _upsert_summaries(dialect: str) -> PgInsert | SqliteInsert:
     statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(summary_table)
     return statement.on_conflict_do_update(
         index_elements=[summary_table.c.run_id, summary_table.c.key],
@@ -237,10 +241,12 @@ def _upsert_summaries(dialect: str):
 
 def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySummary]) -> None:
     """One upsert per key per batch; the run row lock taken by the seq bump makes this read-merge-write safe."""
+    summary_columns = [summary_table.c[name] for name in KeySummary._fields]
     existing = {
-        row.key: KeySummary(row.last_step, row.last_value, row.min_value, row.max_value, row.count)
-        for row in connection.execute(
-            select(summary_table).where(summary_table.c.run_id == run_id, summary_table.c.key.in_(list(batch)))
+        key: KeySummary(*summary)
+        for key, *summary in connection.execute(
+            select(summary_table.c.key, *summary_columns)
+            .where(summary_table.c.run_id == run_id, summary_table.c.key.in_(list(batch)))
         )
     }
     merged = {key: _merge(existing[key], new) if key in existing else new for key, new in batch.items()}
@@ -258,7 +264,7 @@ def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySu
 
 
 @cache
-def _upsert_rollups(dialect: str):
+def _upsert_rollups(dialect: str) -> PgInsert | SqliteInsert:
     """Merge cells in SQL: keep the newer last point, the lower min, the higher max, add the counts."""
     is_pg = dialect == "postgresql"
     statement = (pg_insert if is_pg else sqlite_insert)(rollup_table)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import ColumnElement, or_, select, update
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import get_settings
-from tunelab.db.base import utcnow
+from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
 
@@ -70,10 +70,10 @@ def _send(broker: Broker, run_id: int, queue: str, epoch: str, expected_dispatch
     message_id = uuid.uuid4().hex
     current = Run.dispatch_id.is_(None) if expected_dispatch_id is None else Run.dispatch_id == expected_dispatch_id
     with session_scope() as session:
-        taken = session.execute(
+        taken = rowcount(session.execute(
             update(Run).where(Run.id == run_id, Run.status == RunStatus.queued, current)
             .values(dispatched_at=utcnow(), dispatch_id=message_id, dispatch_epoch=epoch)
-        ).rowcount
+        ))
     if not taken:
         return False
     try:
@@ -86,14 +86,14 @@ def _send(broker: Broker, run_id: int, queue: str, epoch: str, expected_dispatch
     return True
 
 
-def _queued(*conditions) -> list[tuple[int, str, str | None]]:
+def _queued(*conditions: ColumnElement[bool]) -> list[tuple[int, str, str | None]]:
     with session_scope() as session:
         rows = session.execute(
             select(Run.id, Run.queue, Run.dispatch_id)
             .where(Run.status == RunStatus.queued, Run.external.is_(False), *conditions)
             .order_by(Run.queued_at, Run.id)
         )
-        return [tuple(row) for row in rows]
+        return list(rows.tuples())
 
 
 def dispatch_unsent(broker: Broker, queue: str | None = None) -> list[int]:

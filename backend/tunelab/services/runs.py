@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
-from tunelab.db.base import utcnow
+from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Dataset, MetricSummary, Run, RunStatus
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import (
@@ -282,7 +282,7 @@ def request_cancel(session: Session, run_id: int, actor: Actor = SYSTEM, force: 
             .values(status=RunStatus.canceled, cancel_requested=True, finished_at=utcnow(),
                     status_reason="canceled before it started")
         )
-        if result.rowcount == 0:  # claimed meanwhile: cancel it as a running run
+        if rowcount(result) == 0:  # claimed meanwhile: cancel it as a running run
             session.refresh(run)
             return _cancel_running(session, run, force)
         events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.canceled.value})
@@ -328,7 +328,7 @@ def request_resume(session: Session, run_id: int, broker: Broker, actor: Actor =
                 dispatched_at=None, dispatch_id=None, dispatch_epoch=None,
                 status_reason=f"resumed by {actor.label} from {start}")
     )
-    if result.rowcount == 0:
+    if rowcount(result) == 0:
         raise AppError("RUN_NOT_RESUMABLE", f"run {run_id} changed meanwhile; reload it", {"status": "changed"})
     audit.record(session, run.project_id, actor, "run.resume", "run", run_id,
                  f"{actor.label} resumed {run.name} from {start}")

@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.core.redis import get_responsive_redis
 from tunelab.core.settings import Settings
-from tunelab.db.base import utcnow
+from tunelab.db.base import table_of, utcnow
 from tunelab.db.models import SigninFailures
 
 log = logging.getLogger(__name__)
 
-table = SigninFailures.__table__
+table = table_of(SigninFailures)
 
 
 def attempt_keys(client_address: str, email: str) -> list[str]:
