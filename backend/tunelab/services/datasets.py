@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from pydantic import ValidationError
-from sqlalchemy import event, func, or_, select
+from sqlalchemy import ColumnElement, event, func, or_, select
 from sqlalchemy.orm import Session, SessionTransaction
 
 from tunelab.core.errors import AppError
@@ -39,6 +39,7 @@ from tunelab.training.formats import (
     DatasetFormat,
     InstructionRow,
     PreferenceRow,
+    Row,
     TextRow,
     detect_format,
 )
@@ -51,8 +52,6 @@ TOKENIZE_BATCH_ROWS = 1000
 _UTF8_BOM = b"\xef\xbb\xbf"
 # Files written in the session's open transaction; removed again if it does not commit (see the listeners below).
 _NEW_FILES_KEY = "tunelab_new_dataset_files"
-
-Row = TextRow | InstructionRow | ChatRow | PreferenceRow
 
 
 class RowError(TypedDict):
@@ -293,6 +292,7 @@ def _store(
     validated: ValidatedDataset,
     bundled: bool,
 ) -> Dataset:
+    assert validated.char_stats is not None, "only a valid upload is stored"
     relative_path = _write_content_addressed(session, settings, validated.content_hash, data)
     dataset = Dataset(
         project_id=project_id,
@@ -379,7 +379,7 @@ class DatasetPage:
     next_cursor: str | None
 
 
-def _visible(project_ids: list[int]):
+def _visible(project_ids: list[int]) -> ColumnElement[bool]:
     """The bundled samples, which every project can use, and the datasets of these projects."""
     return or_(Dataset.bundled.is_(True), Dataset.project_id.in_(project_ids))
 
@@ -393,7 +393,7 @@ def list_datasets(session: Session, project_ids: list[int], limit: int, cursor: 
         except ValueError:
             raise AppError("INVALID_CURSOR", f"cursor: {cursor!r} is not a cursor from a previous page") from None
     rows = list(session.scalars(query))
-    count = session.scalar(select(func.count()).select_from(Dataset).where(_visible(project_ids)))
+    count = session.scalar(select(func.count()).select_from(Dataset).where(_visible(project_ids))) or 0
     has_more = len(rows) > limit
     rows = rows[:limit]
     return DatasetPage(data=rows, count=count, next_cursor=str(rows[-1].id) if has_more else None)

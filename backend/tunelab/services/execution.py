@@ -187,7 +187,7 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         if not lifecycle.is_current_attempt(session, run_id, attempt):
             log.info("run %s is not at attempt %s any more; nothing to do", run_id, attempt)
             return None
-        run = session.get(Run, run_id)
+        run = session.get_one(Run, run_id)
         config, worker, prior_wall_time = dict(run.config), run.worker, run.wall_time_s or 0.0
         checkpoint_step = run.checkpoint_step
         lifecycle.record_start(session, run_id, package_versions(), model_identity(Path(config["model_path"])))

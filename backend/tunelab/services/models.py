@@ -91,7 +91,7 @@ def resolve_model_path(settings: Settings, model: str) -> Path:
     """The local path a worker loads `model` from, or MODEL_NOT_FOUND naming the field."""
     for entry in list_models(settings):
         if entry.name == model:
-            if entry.available:
+            if entry.path is not None and entry.available:
                 return entry.path
             hint = f" Run `make {entry.make_target}` to fetch it." if entry.make_target else ""
             raise AppError("MODEL_NOT_FOUND", f"model: {model!r} is not available on this server.{hint}",

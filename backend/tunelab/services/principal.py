@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tunelab.core.errors import AppError
 from tunelab.db.models import Role, ShareLink, User
 
 
@@ -26,6 +27,13 @@ class Principal:
     session_token: str | None = None
     # project_id -> role, filled on first use.
     roles: dict[int, Role] | None = field(default=None, repr=False)
+
+    @property
+    def signed_in_user(self) -> User:
+        """The user behind a token or browser session (always there behind the signed_in policy)."""
+        if self.user is None:
+            raise AppError("AUTH_REQUIRED", "sign in, or send an API token as `Authorization: Bearer <token>`")
+        return self.user
 
     @property
     def actor(self) -> Actor:

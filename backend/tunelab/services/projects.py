@@ -42,7 +42,7 @@ def create_project(session: Session, principal: Principal, name: str) -> Project
             session.flush()
     except IntegrityError:
         raise _name_taken(name) from None
-    session.add(ProjectMember(project_id=project.id, user_id=principal.user.id, role=Role.owner))
+    session.add(ProjectMember(project_id=project.id, user_id=principal.signed_in_user.id, role=Role.owner))
     principal.roles = None
     audit.record(session, project.id, principal.actor, "project.create", "project", project.id,
                  f"{principal.actor.label} created project {name!r}")
@@ -98,7 +98,7 @@ def _member(session: Session, project_id: int, user_id: int) -> ProjectMember:
 
 def _keep_an_owner(session: Session, project_id: int, member: ProjectMember) -> None:
     owners = session.scalar(select(func.count()).where(ProjectMember.project_id == project_id,
-                                                       ProjectMember.role == Role.owner))
+                                                       ProjectMember.role == Role.owner)) or 0
     if member.role == Role.owner and owners <= 1:
         raise AppError("LAST_OWNER", "a project needs at least one owner; make someone else owner first")
 
@@ -123,7 +123,7 @@ def change_role(session: Session, principal: Principal, project_id: int, user_id
     if role != Role.owner:
         _keep_an_owner(session, project_id, member)
     old, member.role = member.role, role
-    user = session.get(User, user_id)
+    user = session.get_one(User, user_id)
     audit.record(session, project_id, principal.actor, "member.role", "user", user_id,
                  f"{principal.actor.label} changed {user.email} from {old.value} to {role.value}",
                  old=old.value, new=role.value)
@@ -133,7 +133,7 @@ def change_role(session: Session, principal: Principal, project_id: int, user_id
 def remove_member(session: Session, principal: Principal, project_id: int, user_id: int) -> None:
     member = _member(session, project_id, user_id)
     _keep_an_owner(session, project_id, member)
-    user = session.get(User, user_id)
+    user = session.get_one(User, user_id)
     session.delete(member)
     audit.record(session, project_id, principal.actor, "member.remove", "user", user_id,
                  f"{principal.actor.label} removed {user.email}")

@@ -136,6 +136,8 @@ def _settle(settings: Settings, run_id: int, attempt: int, returncode: int, forc
             log.warning("run %s: %s before it finished", run_id, why)
             lifecycle.training_lost(session, settings, run_id, why, attempt=attempt)
         run = session.get(Run, run_id)
+        if run is None:  # it finished, and its user deleted it before this look
+            return None
         status, run_queue = run.status, run.queue
     if status == RunStatus.queued and broker is not None:
         try:

@@ -2,7 +2,7 @@
 engine converts rows of these shapes into what TRL's trainers take."""
 
 import enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,7 +45,9 @@ class PreferenceRow(_Row):
     rejected: str = Field(min_length=1)
 
 
-ROW_MODELS: dict[DatasetFormat, type[_Row]] = {
+Row = TextRow | InstructionRow | ChatRow | PreferenceRow
+
+ROW_MODELS: dict[DatasetFormat, type[Row]] = {
     DatasetFormat.text: TextRow,
     DatasetFormat.instruction: InstructionRow,
     DatasetFormat.chat: ChatRow,
@@ -61,7 +63,7 @@ SIGNATURE_KEYS: list[tuple[DatasetFormat, frozenset[str]]] = [
 ]
 
 
-def detect_format(first_row: dict) -> DatasetFormat | None:
+def detect_format(first_row: dict[str, Any]) -> DatasetFormat | None:
     keys = set(first_row)
     for fmt, signature in SIGNATURE_KEYS:
         if signature <= keys:

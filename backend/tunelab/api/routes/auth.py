@@ -113,17 +113,17 @@ def read_me(principal: UserDep, session: SessionDep) -> MePublic:
 
 @router.get("/tokens", response_model=ApiTokensPublic, responses=responses(401))
 def read_api_tokens(principal: UserDep, session: SessionDep) -> ApiTokensPublic:
-    found = auth.list_api_tokens(session, principal.user)
+    found = auth.list_api_tokens(session, principal.signed_in_user)
     return ApiTokensPublic(data=[ApiTokenPublic.model_validate(t) for t in found], count=len(found))
 
 
 @router.post("/tokens", response_model=ApiTokenCreated, status_code=status.HTTP_201_CREATED,
              responses=responses(401, 403, 422))
 def create_api_token(body: ApiTokenCreate, principal: UserDep, session: SessionDep) -> ApiTokenCreated:
-    token, secret = auth.create_api_token(session, principal.user, body.name, body.expires_in_days)
+    token, secret = auth.create_api_token(session, principal.signed_in_user, body.name, body.expires_in_days)
     return ApiTokenCreated(**ApiTokenPublic.model_validate(token).model_dump(), token=secret)
 
 
 @router.delete("/tokens/{token_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404))
 def revoke_api_token(token_id: ResourceId, principal: UserDep, session: SessionDep) -> None:
-    auth.revoke_api_token(session, principal.user, token_id)
+    auth.revoke_api_token(session, principal.signed_in_user, token_id)

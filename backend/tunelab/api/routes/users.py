@@ -35,7 +35,7 @@ def create_user(body: UserCreate, principal: AdminDep, session: SessionDep, sett
 def update_user(user_id: ResourceId, body: UserUpdate, principal: AdminDep, session: SessionDep) -> UserPublic:
     """Deactivate or reactivate an account, or grant or drop admin rights."""
     user = users.get_user(session, user_id)
-    return UserPublic.model_validate(users.update_user(session, principal.user, user, body.is_active, body.is_admin))
+    return UserPublic.model_validate(users.update_user(session, principal.signed_in_user, user, body.is_active, body.is_admin))
 
 
 @router.post("/users/{user_id}/invitation", response_model=InvitationPublic, status_code=status.HTTP_201_CREATED,
