@@ -14,6 +14,7 @@ from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Run, RunStatus
 from tunelab.services import artifacts, events
+from tunelab.training.sink import RunSummary
 
 WORKER_LOST = "worker lost"
 
@@ -78,7 +79,7 @@ SUMMARY_FIELDS = ("trainable_params", "total_params", "peak_memory_bytes", "wall
                   "final_eval_loss", "best_eval_loss")
 
 
-def record_summary(session: Session, run_id: int, summary: dict[str, Any]) -> None:
+def record_summary(session: Session, run_id: int, summary: RunSummary) -> None:
     values = {k: v for k, v in summary.items() if k in SUMMARY_FIELDS and v is not None}
     if values:
         session.execute(update(Run).where(Run.id == run_id).values(**values))

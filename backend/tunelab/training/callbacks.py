@@ -4,9 +4,11 @@ import json
 import logging
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from tunelab.training.checkpoints import CHECKPOINT_EXTRAS, CHECKPOINT_PREFIX
 from tunelab.training.sink import RunSink
@@ -26,17 +28,19 @@ TRAIN_KEYS = {
 class SinkCallback(TrainerCallback):
     """Forwards train/eval metrics and progress to the sink, and stops training once the sink asks to cancel."""
 
-    def __init__(self, sink: RunSink):
+    def __init__(self, sink: RunSink) -> None:
         self.sink = sink
         self.canceled = False
         self._step_started = 0.0
         self._seconds_since_log = 0.0  # time inside training steps only, so evaluations do not dilute throughput
         self._tokens_at_last_log = 0.0
 
-    def on_step_begin(self, args, state, control, **kwargs):
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                      **kwargs: Any) -> None:
         self._step_started = time.perf_counter()
 
-    def on_log(self, args, state, control, logs=None, **kwargs):
+    def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+               logs: dict[str, float] | None = None, **kwargs: Any) -> None:
         logs = logs or {}
         values: dict[str, float] = {}
         if "loss" in logs:
@@ -59,7 +63,8 @@ class SinkCallback(TrainerCallback):
             self.sink.log_metrics(state.global_step, values, time.time())
             logger.info("step %d: %s", state.global_step, ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: Any) -> None:
         self._seconds_since_log += time.perf_counter() - self._step_started
         self.sink.progress(state.global_step, state.max_steps)
         if self.sink.should_cancel():
@@ -70,17 +75,18 @@ class SinkCallback(TrainerCallback):
             control.should_save = True
             control.should_evaluate = False
 
-    def on_save(self, args, state, control, **kwargs):
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         self.sink.checkpoint_saved(state.global_step)
 
 
 class TokensSeenRecorder(TrainerCallback):
     """Writes TRL's running count of training tokens into each checkpoint, which would otherwise not hold it."""
 
-    def __init__(self):
-        self.count = lambda: 0
+    def __init__(self) -> None:
+        self.count: Callable[[], int] = lambda: 0
 
-    def on_save(self, args, state, control, **kwargs):
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        assert args.output_dir is not None, "TrainingArguments fills in a default"
         folder = Path(args.output_dir) / f"{CHECKPOINT_PREFIX}{state.global_step}"
         if folder.is_dir():
             (folder / CHECKPOINT_EXTRAS).write_text(json.dumps({"num_tokens": int(self.count())}), encoding="utf-8")

@@ -19,11 +19,24 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tunelab.training.checkpoints import CHECKPOINTS_DIR, checkpoint_tokens_seen, latest_checkpoint
-from tunelab.training.registry import MethodSpec, get_method, get_objective
-from tunelab.training.sink import RunSink, TrainingJob, TrainingResult
+from tunelab.training.params import TrainingParams
+from tunelab.training.registry import MethodSpec, Record, get_method, get_objective
+from tunelab.training.sink import RunSink, RunSummary, TrainingJob, TrainingResult
+
+if TYPE_CHECKING:
+    import torch
+    from peft import PeftModelForCausalLM
+    from torch import nn
+    from transformers import PreTrainedTokenizerBase
+    from trl import SFTConfig, SFTTrainer
+
+    from tunelab.training.models import CausalLM
+
+    # What a run trains: the base model, wrapped by PEFT for a PEFT method (every one has the causal-LM task type).
+    TrainedModel = CausalLM | PeftModelForCausalLM
 
 logger = logging.getLogger("tunelab.training")
 
@@ -32,12 +45,12 @@ SAMPLE_LOGITS = 16
 SAMPLE_NEW_TOKENS = 8
 
 
-def read_jsonl(path: Path) -> list[dict]:
+def read_jsonl(path: Path) -> list[Record]:
     with Path(path).open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
 
 
-def split_records(records: list[dict], eval_fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
+def split_records(records: list[Record], eval_fraction: float, seed: int) -> tuple[list[Record], list[Record]]:
     """(train, eval): a seeded random `eval_fraction` of the records held out (at least one), both in file order."""
     if eval_fraction <= 0 or len(records) < 2:
         return records, []
@@ -48,7 +61,8 @@ def split_records(records: list[dict], eval_fraction: float, seed: int) -> tuple
     return train, held_out
 
 
-def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: str, resuming: bool = False):
+def build_sft_config(params: TrainingParams, output_dir: Path, has_eval: bool, dataset_format: str,
+                     resuming: bool = False) -> "SFTConfig":
     """SFTConfig for validated TrainingParams, every setting explicit (TRL's defaults differ from transformers')."""
     import torch
     from trl import SFTConfig
@@ -86,10 +100,11 @@ def build_sft_config(params, output_dir: Path, has_eval: bool, dataset_format: s
     )
 
 
-def count_parameters(model) -> tuple[int, int]:
+def count_parameters(model: "nn.Module") -> tuple[int, int]:
     """(trainable, total); PEFT's own count includes virtual-token embeddings of prompt-learning methods."""
-    if hasattr(model, "get_nb_trainable_parameters"):
-        trainable, total = model.get_nb_trainable_parameters()
+    peft_count = getattr(model, "get_nb_trainable_parameters", None)
+    if peft_count is not None:
+        trainable, total = peft_count()
         return int(trainable), int(total)
     total = sum(p.numel() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -106,23 +121,36 @@ def peak_memory_bytes() -> int:
     return int(max_rss if sys.platform == "darwin" else max_rss * 1024)  # macOS reports bytes, Linux kilobytes
 
 
-def sample_prompt(record: dict, tokenizer) -> tuple[str, str]:
+def generation_prompt(tokenizer: "PreTrainedTokenizerBase", messages: list[dict[str, str]]) -> str:
+    """The chat as text, up to the start of the assistant's answer."""
+    # With tokenize=False the template renders one string; the declared return type covers every mode.
+    return cast(str, tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
+
+
+def decode(tokenizer: "PreTrainedTokenizerBase", token_ids: "list[int] | torch.Tensor",
+           skip_special_tokens: bool = False) -> str:
+    # One sequence decodes to one string; the declared return type covers batches too.
+    return cast(str, tokenizer.decode(token_ids, skip_special_tokens=skip_special_tokens))
+
+
+def sample_prompt(record: Record, tokenizer: "PreTrainedTokenizerBase") -> tuple[str, str]:
     """(prompt text as the model sees it, expected continuation) for one SFT record."""
     if "prompt" in record:
-        prompt = tokenizer.apply_chat_template(record["prompt"], add_generation_prompt=True, tokenize=False)
+        prompt = generation_prompt(tokenizer, record["prompt"])
         return prompt, record["completion"][0]["content"]
     if "messages" in record:
         messages = record["messages"]
         last_answer = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
-        prompt = tokenizer.apply_chat_template(messages[:last_answer], add_generation_prompt=True, tokenize=False)
+        prompt = generation_prompt(tokenizer, messages[:last_answer])
         expected = messages[last_answer]["content"] if last_answer < len(messages) else ""
         return prompt, expected
     ids = tokenizer(record["text"], add_special_tokens=False)["input_ids"]
     half = max(1, len(ids) // 2)
-    return tokenizer.decode(ids[:half]), tokenizer.decode(ids[half:])
+    return decode(tokenizer, ids[:half]), decode(tokenizer, ids[half:])
 
 
-def write_samples(model, tokenizer, records: list[dict], path: Path) -> None:
+def write_samples(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", records: list[Record],
+                  path: Path) -> None:
     """Greedy completions and last-position logits of the trained model for a few fixed eval prompts."""
     import torch
 
@@ -149,7 +177,7 @@ def write_samples(model, tokenizer, records: list[dict], path: Path) -> None:
                 "prompt": prompt,
                 "prompt_token_ids": prompt_ids,
                 "expected": expected,
-                "completion": tokenizer.decode(new_ids, skip_special_tokens=True),
+                "completion": decode(tokenizer, new_ids, skip_special_tokens=True),
                 "logits": logits.float().cpu().tolist(),
             }
             out.write(json.dumps(sample) + "\n")
@@ -228,7 +256,8 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     model, tokenizer = load_model_and_tokenizer(job.model)
     tokenizer_dir = output_dir / "tokenizer"
     tokenizer.save_pretrained(tokenizer_dir)
-    peft_config = method.build_peft_config(params, str(tokenizer_dir)) if method.peft else None
+    build_peft_config = method.build_peft_config  # there for PEFT methods only
+    peft_config = build_peft_config(params, str(tokenizer_dir)) if build_peft_config is not None else None
     checkpoint = latest_checkpoint(output_dir / CHECKPOINTS_DIR) if job.resume else None
     callback = SinkCallback(sink)
     tokens_recorder = TokensSeenRecorder()
@@ -246,7 +275,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     # With tqdm off the trainer prints every log dict to stdout; the callback already logs them through `logger`.
     trainer.remove_callback(PrinterCallback)
     # What the method costs is known before the first step: report it now, so it shows while the run trains.
-    trainable, total = count_parameters(trainer.model)
+    trainable, total = count_parameters(trained_model(trainer))
     sink.set_summary({"trainable_params": trainable, "total_params": total})
     if checkpoint is not None:
         # TRL counts training tokens in memory only; carry the count on, so "tokens seen" continues where it was.
@@ -258,31 +287,37 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     train_output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
 
     history = trainer.state.log_history
-    model = trainer.model
+    trained = trained_model(trainer)
     if not callback.canceled:
         evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
         if eval_records and not evaluated_last_step:
             trainer.evaluate()
-    model.save_pretrained(output_dir / ("adapter" if method.peft else "model"))
+    trained.save_pretrained(str(output_dir / ("adapter" if method.peft else "model")))
     with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
         for entry in history:
             log_file.write(json.dumps(entry) + "\n")
     # A cancel means "stop now": no sample generation (on a real model it takes minutes).
     if eval_records and not callback.canceled:
-        write_samples(model, tokenizer, eval_records, output_dir / "samples.jsonl")
+        write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl")
 
-    summary = run_summary(model, history, train_output.metrics, time.perf_counter() - started)
+    summary = run_summary(trained, history, train_output.metrics, time.perf_counter() - started)
     sink.set_summary(summary)
     logger.info("%s: %s", "canceled" if callback.canceled else "finished", summary)
     return TrainingResult(canceled=callback.canceled, summary=summary)
 
 
-def run_summary(model, history: list[dict], train_metrics: dict, wall_time_s: float) -> dict[str, Any]:
+def trained_model(trainer: "SFTTrainer") -> "TrainedModel":
+    """The model the trainer holds: the one it was given, wrapped by PEFT for a PEFT method."""
+    return cast("TrainedModel", trainer.model)
+
+
+def run_summary(model: "nn.Module", history: list[dict[str, Any]], train_metrics: dict[str, float],
+                wall_time_s: float) -> RunSummary:
     trainable, total = count_parameters(model)
     eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
     num_tokens = max((e["num_tokens"] for e in history if "num_tokens" in e and "loss" in e), default=0)
     train_runtime = train_metrics.get("train_runtime") or 0.0
-    summary: dict[str, Any] = {
+    summary: RunSummary = {
         "trainable_params": trainable,
         "total_params": total,
         "trainable_percent": 100.0 * trainable / total if total else 0.0,

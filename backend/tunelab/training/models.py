@@ -2,6 +2,13 @@
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    # What AutoModelForCausalLM loads, as transformers types it: a PreTrainedModel that is a GenerationMixin too.
+    from transformers.models.auto.modeling_auto import _BaseModelWithGenerate as CausalLM
 
 logger = logging.getLogger("tunelab.training")
 
@@ -32,7 +39,7 @@ def find_gguf(model_ref: str) -> Path | None:
     return None
 
 
-def ensure_training_chat_template(tokenizer) -> None:
+def ensure_training_chat_template(tokenizer: "PreTrainedTokenizerBase") -> None:
     """Give the tokenizer a chat template whose assistant turns carry {% generation %} markers, where one is known."""
     from trl.chat_template_utils import get_training_chat_template, has_generation_markers
 
@@ -49,7 +56,7 @@ def ensure_training_chat_template(tokenizer) -> None:
         logger.warning("chat template has no {%% generation %%} markers; chat datasets cannot train on answers only")
 
 
-def load_model_and_tokenizer(model_ref: str):
+def load_model_and_tokenizer(model_ref: str) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
     """(model in float32, tokenizer with a training chat template) for a directory, GGUF file or hub id."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig

@@ -3,9 +3,15 @@ so nothing here (or in the method/objective modules at import time) touches torc
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from tunelab.training.params import TrainingParams
+
+if TYPE_CHECKING:
+    from peft import PeftConfig
+
+# A JSON object: a row of a dataset file, or a record a trainer takes.
+Record = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -13,11 +19,12 @@ class MethodSpec:
     name: str
     title: str
     description: str
-    params_model: type[BaseModel]
+    params_model: type[TrainingParams]
     objectives: tuple[str, ...]
     peft: bool
-    # (validated params, saved tokenizer dir) -> peft.PeftConfig; None for methods that train the weights directly.
-    build_peft_config: Callable[[Any, str], Any] | None = None
+    # (validated params, an instance of params_model; saved tokenizer dir) -> the PEFT config; None for methods that
+    # train the weights directly.
+    build_peft_config: "Callable[[Any, str], PeftConfig] | None" = None
 
 
 @dataclass(frozen=True)
@@ -27,7 +34,7 @@ class ObjectiveSpec:
     description: str
     dataset_formats: tuple[str, ...]
     # Turns JSONL rows of one dataset format into the records the objective's trainer takes.
-    convert_rows: Callable[[list[dict], str], list[dict]] | None = None
+    convert_rows: Callable[[list[Record], str], list[Record]]
 
 
 _methods: dict[str, MethodSpec] = {}
@@ -76,7 +83,7 @@ def get_objective(name: str) -> ObjectiveSpec:
         raise KeyError(f"unknown training objective {name!r}; known: {', '.join(_objectives)}") from None
 
 
-def resolve_params(method: str, params: dict) -> dict:
+def resolve_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate `params` against the method's model and return them with every default filled in."""
     return get_method(method).params_model.model_validate(params).model_dump(mode="json")
 

@@ -3,7 +3,21 @@ tests implement it with a list. The engine never knows which."""
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
+
+
+class RunSummary(TypedDict, total=False):
+    """Run-level figures; the engine reports any subset of them, as it learns them."""
+
+    trainable_params: int
+    total_params: int
+    trainable_percent: float
+    peak_memory_bytes: int
+    wall_time_s: float
+    tokens_per_second: float
+    final_eval_loss: float
+    best_eval_loss: float
+    final_eval_perplexity: float
 
 
 class RunSink(Protocol):
@@ -16,9 +30,8 @@ class RunSink(Protocol):
     def should_cancel(self) -> bool:
         """True once a user asked the run to stop; checked at every step end, so it must be cheap."""
 
-    def set_summary(self, values: dict[str, Any]) -> None:
-        """Run-level figures: trainable_params, total_params, peak_memory_bytes, wall_time_s,
-        tokens_per_second, final_eval_loss, best_eval_loss (any subset, may be called more than once)."""
+    def set_summary(self, values: RunSummary) -> None:
+        """Run-level figures (any subset; may be called more than once)."""
 
     def checkpoint_saved(self, step: int) -> None:
         """A complete checkpoint of `step` is on disk under the job's checkpoints folder."""
@@ -46,4 +59,4 @@ class TrainingJob:
 @dataclass
 class TrainingResult:
     canceled: bool
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: RunSummary = field(default_factory=RunSummary)

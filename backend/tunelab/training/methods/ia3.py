@@ -1,9 +1,14 @@
 """IA3: trainable per-channel scaling vectors on keys, values and feed-forward activations."""
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field, model_validator
 
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, register_method
+
+if TYPE_CHECKING:
+    from peft import IA3Config
 
 
 class Ia3Params(TrainingParams):
@@ -23,14 +28,15 @@ class Ia3Params(TrainingParams):
 
     @model_validator(mode="after")
     def _feedforward_within_targets(self) -> "Ia3Params":
-        if self.feedforward_modules and not self.target_modules:
-            raise ValueError("feedforward_modules needs target_modules")
-        if self.feedforward_modules and not set(self.feedforward_modules) <= set(self.target_modules):
-            raise ValueError("feedforward_modules must be a subset of target_modules")
+        if self.feedforward_modules:
+            if not self.target_modules:
+                raise ValueError("feedforward_modules needs target_modules")
+            if not set(self.feedforward_modules) <= set(self.target_modules):
+                raise ValueError("feedforward_modules must be a subset of target_modules")
         return self
 
 
-def build_peft_config(params: Ia3Params, tokenizer_dir: str):
+def build_peft_config(params: Ia3Params, tokenizer_dir: str) -> "IA3Config":
     from peft import IA3Config, TaskType
 
     return IA3Config(

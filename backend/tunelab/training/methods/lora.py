@@ -1,9 +1,14 @@
 """LoRA: a trainable low-rank update B·A beside chosen frozen linear layers."""
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, register_method
+
+if TYPE_CHECKING:
+    from peft import LoraConfig
 
 
 class LoraParams(TrainingParams):
@@ -21,7 +26,7 @@ class LoraParams(TrainingParams):
     )
 
 
-def build_peft_config(params: LoraParams, tokenizer_dir: str):
+def build_peft_config(params: LoraParams, tokenizer_dir: str) -> "LoraConfig":
     from peft import LoraConfig, TaskType
 
     return LoraConfig(

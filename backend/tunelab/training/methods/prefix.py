@@ -1,9 +1,14 @@
 """Prefix tuning: trainable key/value vectors prepended at every attention layer."""
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, register_method
+
+if TYPE_CHECKING:
+    from peft import PrefixTuningConfig
 
 
 class PrefixParams(TrainingParams):
@@ -21,7 +26,7 @@ class PrefixParams(TrainingParams):
     )
 
 
-def build_peft_config(params: PrefixParams, tokenizer_dir: str):
+def build_peft_config(params: PrefixParams, tokenizer_dir: str) -> "PrefixTuningConfig":
     from peft import PrefixTuningConfig, TaskType
 
     return PrefixTuningConfig(

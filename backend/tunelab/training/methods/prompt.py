@@ -1,11 +1,14 @@
 """Prompt tuning: trainable soft embeddings prepended to the input only."""
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, register_method
+
+if TYPE_CHECKING:
+    from peft import PromptTuningConfig
 
 
 class PromptParams(TrainingParams):
@@ -31,7 +34,7 @@ class PromptParams(TrainingParams):
         return self
 
 
-def build_peft_config(params: PromptParams, tokenizer_dir: str):
+def build_peft_config(params: PromptParams, tokenizer_dir: str) -> "PromptTuningConfig":
     from peft import PromptTuningConfig, PromptTuningInit, TaskType
 
     return PromptTuningConfig(

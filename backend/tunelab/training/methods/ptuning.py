@@ -1,11 +1,14 @@
 """P-tuning: a soft prompt produced by a small encoder (MLP or LSTM) over virtual tokens."""
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, register_method
+
+if TYPE_CHECKING:
+    from peft import PromptEncoderConfig
 
 
 class PtuningParams(TrainingParams):
@@ -21,7 +24,7 @@ class PtuningParams(TrainingParams):
     )
 
 
-def build_peft_config(params: PtuningParams, tokenizer_dir: str):
+def build_peft_config(params: PtuningParams, tokenizer_dir: str) -> "PromptEncoderConfig":
     from peft import PromptEncoderConfig, TaskType
 
     return PromptEncoderConfig(

@@ -1,7 +1,7 @@
 """Supervised fine-tuning: loss on the answer only (instruction, chat), or on every token (text)."""
 
 from tunelab.training.formats import DatasetFormat
-from tunelab.training.registry import ObjectiveSpec, register_objective
+from tunelab.training.registry import ObjectiveSpec, Record, register_objective
 
 
 def instruction_prompt(instruction: str, input_text: str) -> str:
@@ -9,7 +9,7 @@ def instruction_prompt(instruction: str, input_text: str) -> str:
     return f"{instruction}\n\n{input_text}" if input_text else instruction
 
 
-def convert_rows(rows: list[dict], dataset_format: str) -> list[dict]:
+def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
     """Rows of a Tunelab format → TRL SFT records (conversational prompt/completion, messages, or text)."""
     if dataset_format == DatasetFormat.instruction:
         # Conversational prompt/completion: TRL renders it with the chat template and masks the prompt from the loss.
