@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from pydantic import ValidationError
 from sqlalchemy import ColumnElement, event, func, or_, select
@@ -44,6 +44,9 @@ from tunelab.training.formats import (
     detect_format,
 )
 from tunelab.training.objectives.sft import instruction_prompt
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -445,7 +448,7 @@ def _read_rows(path: Path, fmt: DatasetFormat) -> Iterator[tuple[int, Row]]:
             yield line_number, row_model.model_validate(json.loads(raw))
 
 
-def _render(line_number: int, row: Row, tokenizer: Any | None) -> RenderedRow:
+def _render(line_number: int, row: Row, tokenizer: "PreTrainedTokenizerBase | None") -> RenderedRow:
     raw = row.model_dump()
     match row:
         case TextRow():
@@ -460,7 +463,8 @@ def _render(line_number: int, row: Row, tokenizer: Any | None) -> RenderedRow:
             return RenderedRow(line=line_number, raw=raw, prompt=row.prompt, completion=row.chosen, rejected=row.rejected)
 
 
-def _instruction_prompt_and_completion(row: InstructionRow, tokenizer: Any | None) -> tuple[str, str]:
+def _instruction_prompt_and_completion(row: InstructionRow,
+                                       tokenizer: "PreTrainedTokenizerBase | None") -> tuple[str, str]:
     user_turn = {"role": "user", "content": instruction_prompt(row.instruction, row.input)}
     if tokenizer is None:
         return user_turn["content"], row.output
@@ -474,11 +478,14 @@ def _chat_messages(row: ChatRow) -> list[dict[str, str]]:
     return [message.model_dump() for message in row.messages]
 
 
-def _apply_chat_template(tokenizer: Any, messages: list[dict[str, str]], add_generation_prompt: bool = False) -> str:
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+def _apply_chat_template(tokenizer: "PreTrainedTokenizerBase", messages: list[dict[str, str]],
+                         add_generation_prompt: bool = False) -> str:
+    # With tokenize=False the template renders one string; the declared return type covers every mode.
+    return cast(str, tokenizer.apply_chat_template(messages, tokenize=False,
+                                                   add_generation_prompt=add_generation_prompt))
 
 
-def _training_sequences(row: Row, tokenizer: Any) -> list[str]:
+def _training_sequences(row: Row, tokenizer: "PreTrainedTokenizerBase") -> list[str]:
     """The texts the model trains on for one row (two for a preference pair)."""
     match row:
         case TextRow():
@@ -509,7 +516,7 @@ def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
 
 
 @lru_cache(maxsize=4)
-def _load_tokenizer(model_path: Path) -> Any:
+def _load_tokenizer(model_path: Path) -> "PreTrainedTokenizerBase":
     """A local model's tokenizer; never reaches the hub."""
     from transformers import AutoTokenizer
 

@@ -5,7 +5,7 @@ never receives a run id before the run's row is visible."""
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, TypedDict
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session
@@ -17,6 +17,30 @@ log = logging.getLogger(__name__)
 _PENDING_KEY = "tunelab_after_commit"
 
 
+class StatusEvent(TypedDict):
+    type: Literal["status"]
+    status: str  # a RunStatus value
+
+
+class ProgressEvent(TypedDict):
+    type: Literal["progress"]
+    step: int
+    total_steps: int | None
+
+
+class MetricsEvent(TypedDict):
+    type: Literal["metrics"]
+    seq: int  # the flush that stored the points; live views read everything after the last one they saw
+
+
+class StopEvent(TypedDict):
+    type: Literal["cancel", "force_stop"]
+
+
+# What is published on run:<id>: the notices live views follow, and the stop requests the worker listens for.
+RunEvent = StatusEvent | ProgressEvent | MetricsEvent | StopEvent
+
+
 def run_channel(run_id: int) -> str:
     return f"{get_settings().redis_namespace}:run:{run_id}"
 
@@ -25,11 +49,11 @@ def call_after_commit(session: Session, callback: Callable[[], None]) -> None:
     session.info.setdefault(_PENDING_KEY, []).append(callback)
 
 
-def publish_after_commit(session: Session, run_id: int, message: dict[str, Any]) -> None:
+def publish_after_commit(session: Session, run_id: int, message: RunEvent) -> None:
     call_after_commit(session, lambda: publish_now(run_id, message))
 
 
-def publish_now(run_id: int, message: dict[str, Any]) -> None:
+def publish_now(run_id: int, message: RunEvent) -> None:
     try:
         get_redis().publish(run_channel(run_id), json.dumps(message))
     except Exception:  # noqa: BLE001  (Redis only carries hints; SQL already has the truth)

@@ -11,7 +11,6 @@ import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import Settings, get_settings
@@ -20,8 +19,10 @@ from tunelab.db.session import session_scope
 from tunelab.services import artifacts, lifecycle
 from tunelab.services.datasets import dataset_file
 from tunelab.services.events import run_channel
-from tunelab.services.metrics import ingest_points
+from tunelab.services.metrics import MetricPoint, ingest_points
 from tunelab.services.models import model_identity
+from tunelab.services.runs import training_config
+from tunelab.training.sink import RunSummary
 
 log = logging.getLogger(__name__)
 LOGGERS_IN_RUN_LOG = ("tunelab", "transformers", "trl", "peft", "accelerate")
@@ -54,7 +55,7 @@ class SqlRunSink:
         self._started = time.monotonic()
         self._total_steps: int | None = None
         self._progress_dirty = False
-        self._buffer: list[tuple[str, int, float, float]] = []
+        self._buffer: list[MetricPoint] = []
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
 
@@ -70,7 +71,7 @@ class SqlRunSink:
     def should_cancel(self) -> bool:
         return self.cancel_event.is_set()
 
-    def set_summary(self, values: dict[str, Any]) -> None:
+    def set_summary(self, values: RunSummary) -> None:
         if "wall_time_s" in values:
             values = {**values, "wall_time_s": self._prior_wall_time_s + values["wall_time_s"]}
         with session_scope() as session:
@@ -188,7 +189,7 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
             log.info("run %s is not at attempt %s any more; nothing to do", run_id, attempt)
             return None
         run = session.get_one(Run, run_id)
-        config, worker, prior_wall_time = dict(run.config), run.worker, run.wall_time_s or 0.0
+        config, worker, prior_wall_time = training_config(run), run.worker, run.wall_time_s or 0.0
         checkpoint_step = run.checkpoint_step
         lifecycle.record_start(session, run_id, package_versions(), model_identity(Path(config["model_path"])))
 

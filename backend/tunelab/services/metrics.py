@@ -56,7 +56,7 @@ class KeySummary(NamedTuple):
     count: int  # type: ignore[assignment]  # the column's name; a field may shadow tuple.count
 
 
-def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int, float, float]]) -> int:
+def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint]) -> int:
     """Store a batch of (key, step, value, wall_time) under a new flush number and return it; the caller commits.
 
     Idempotent on (run_id, key, step): a retried batch stores nothing twice and leaves the summaries unchanged.
@@ -89,7 +89,7 @@ def ingest_points(session: Session, run_id: int, points: Sequence[tuple[str, int
     return seq
 
 
-def ingest_external_points(session: Session, run: Run, points: Sequence[tuple[str, int, float, float]]) -> int:
+def ingest_external_points(session: Session, run: Run, points: Sequence[MetricPoint]) -> int:
     """Points logged from outside Tunelab, accepted only into an external run: a run Tunelab trains has one writer,
     its worker, so a point posted from elsewhere cannot overwrite or pre-empt what training logs."""
     if not run.external:
@@ -102,7 +102,7 @@ def ingest_external_points(session: Session, run: Run, points: Sequence[tuple[st
     return ingest_points(session, run.id, points)
 
 
-def _storable_points(connection: Connection, points: Sequence[tuple[str, int, float, float]]) -> list[MetricPoint]:
+def _storable_points(connection: Connection, points: Sequence[MetricPoint]) -> list[MetricPoint]:
     if connection.dialect.name != "sqlite":
         return list(points)
     # SQLite turns NaN into NULL, which the NOT NULL value column refuses; +-inf are stored faithfully. Dropping the

@@ -6,7 +6,7 @@ import json
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from pydantic import ValidationError
 from sqlalchemy import Select, and_, func, or_, select, update
@@ -37,6 +37,33 @@ log = logging.getLogger(__name__)
 RESUMABLE_STATUSES = frozenset({RunStatus.failed, RunStatus.canceled})
 
 
+class DatasetRef(TypedDict):
+    """The dataset a run trains on, as it was at launch."""
+
+    id: int
+    name: str
+    format: str
+    content_hash: str
+    rows: int
+
+
+class RunConfig(TypedDict):
+    """The full resolved config of a run Tunelab trains (Run.config): what reproduces it."""
+
+    objective: str
+    method: str
+    model: str  # as the launch named it
+    model_path: str  # where the worker loads it from
+    dataset: DatasetRef
+    params: dict[str, Any]  # the method's params, every default filled in
+    model_identity: NotRequired[dict[str, object]]  # recorded by the worker as it starts
+
+
+def training_config(run: Run) -> RunConfig:
+    """The resolved config of a run that is not external (an external run's config holds only its params)."""
+    return cast(RunConfig, run.config)
+
+
 def get_run(session: Session, run_id: int) -> Run:
     run = session.get(Run, run_id)
     if run is None:
@@ -54,7 +81,7 @@ def _params_error(exc: ValidationError) -> AppError:
 
 
 def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
-                      project_id: int) -> dict[str, Any]:
+                      project_id: int) -> RunConfig:
     """Check objective, method, params, model and dataset; return the full resolved config."""
     try:
         objective = registry.get_objective(body.objective)

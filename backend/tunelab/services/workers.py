@@ -3,6 +3,7 @@
 import json
 import threading
 import time
+from typing import TypedDict
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import get_settings
@@ -11,12 +12,19 @@ PRESENCE_TTL_S = 30
 PRESENCE_EVERY_S = 10
 
 
+class WorkerPresence(TypedDict):
+    name: str
+    queues: list[str]
+    seen_at: float  # Unix time of its last announcement
+
+
 def _presence_prefix() -> str:
     return f"{get_settings().redis_namespace}:worker:"
 
 
 def announce(name: str, queues: list[str]) -> None:
-    payload = json.dumps({"name": name, "queues": queues, "seen_at": time.time()})
+    presence: WorkerPresence = {"name": name, "queues": queues, "seen_at": time.time()}
+    payload = json.dumps(presence)
     get_redis().set(_presence_prefix() + name, payload, ex=PRESENCE_TTL_S)
 
 
@@ -35,7 +43,7 @@ def keep_announcing(name: str, queues: list[str], stop: threading.Event) -> thre
     return thread
 
 
-def list_workers() -> list[dict]:
+def list_workers() -> list[WorkerPresence]:
     redis = get_redis()
     keys = list(redis.scan_iter(_presence_prefix() + "*", count=100))
     values = redis.mget(keys) if keys else []

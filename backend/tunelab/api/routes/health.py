@@ -7,7 +7,7 @@ from tunelab import __version__
 from tunelab.api.deps import SessionDep
 from tunelab.api.policies import Public, caller_or_anonymous
 from tunelab.core.redis import get_responsive_redis
-from tunelab.services.workers import list_workers
+from tunelab.services.workers import WorkerPresence, list_workers
 
 router = APIRouter(tags=["health"])
 
@@ -38,7 +38,7 @@ def _first_line(exc: Exception) -> str:
             responses={503: {"model": HealthPublic, "description": "The database or Redis is down"}})
 def read_health(request: Request, response: Response, session: SessionDep) -> HealthPublic:
     database = redis_state = "ok"
-    workers: list[dict] = []
+    workers: list[WorkerPresence] = []
     try:
         session.execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
