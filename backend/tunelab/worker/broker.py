@@ -5,10 +5,14 @@ imports the training stack, and what Redis holds of them (kombu's layout: a list
 import json
 import uuid
 from functools import lru_cache
+from typing import TYPE_CHECKING, cast
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import get_settings
 from tunelab.worker.celery_app import TRAIN_RUN_TASK, celery_app
+
+if TYPE_CHECKING:
+    from kombu.transport import redis as redis_transport
 
 
 class CeleryBroker:
@@ -22,7 +26,7 @@ class CeleryBroker:
             redis.set(key, uuid.uuid4().hex, nx=True)
             current = redis.get(key)
             if current is not None:
-                return current
+                return cast(str, current)  # get_redis() decodes responses
 
     def send(self, run_id: int, queue: str, message_id: str) -> None:
         # No retries here: a run that cannot be sent now stays unsent in SQL and the reconciler sends it later, so a
@@ -31,9 +35,11 @@ class CeleryBroker:
 
     def held_message_ids(self, queue: str) -> set[str]:
         with celery_app.connection_for_read() as connection:
-            channel = connection.default_channel
+            channel = cast("redis_transport.Channel", connection.default_channel)  # the broker is Redis
             client = channel.client
-            keys = {channel._q_for_pri(queue, priority) for priority in channel.priority_steps}
+            # kombu's own name for a queue's list at one priority; private, so its type stubs leave it out.
+            list_name = channel._q_for_pri  # type: ignore[attr-defined]
+            keys = {list_name(queue, priority) for priority in channel.priority_steps}
             waiting = [json.loads(message) for key in keys for message in client.lrange(key, 0, -1)]
             delivered = [json.loads(entry)[0] for entry in client.hvals(channel.unacked_key)]
         return {message["headers"]["id"] for message in waiting + delivered if "id" in message.get("headers", {})}

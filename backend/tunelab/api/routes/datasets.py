@@ -1,6 +1,6 @@
 """Datasets: upload (JSONL, validated row by row), list, read, preview as a model sees it."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
@@ -38,7 +38,7 @@ def _require_editor_somewhere(session: Session, principal: Principal) -> None:
                        {"needed": Role.editor.value})
 
 
-async def _limited(request: Request, settings: Settings, limit: int) -> AsyncIterator[bytes]:
+async def _limited(request: Request, settings: Settings, limit: int) -> AsyncGenerator[bytes, None]:
     received = 0
     async for chunk in request.stream():
         received += len(chunk)
@@ -73,8 +73,8 @@ def _upload_fields(form: FormData) -> tuple[DatasetUpload, str | None]:
     file = form.get("file")
     values: dict[str, object] = {name: value for name in UPLOAD_FIELDS
                                  if isinstance(value := form.get(name), str) and value != ""}
-    for name, value in (*values.items(), ("file", file.filename if isinstance(file, UploadFile) else None)):
-        if isinstance(value, str) and INVALID_CHAR.search(value):
+    for name, given in (*values.items(), ("file", file.filename if isinstance(file, UploadFile) else None)):
+        if isinstance(given, str) and INVALID_CHAR.search(given):
             raise _invalid(name, INVALID_CHAR_MESSAGE, "string_invalid_character")
     if isinstance(file, UploadFile):
         values["file"] = file.file.read()
