@@ -26,6 +26,7 @@ up: $(INSTALLED) $(FRONTEND_BUILT)
 ## Install what the tests need (packages, the SmolLM2 model) and run the whole suite.
 test: $(INSTALLED) test-deps models $(FRONTEND_BUILT)
 	$(BIN)/ruff check backend tests scripts migrations
+	$(BIN)/mypy
 	cd frontend && npm test --silent
 	$(BIN)/python -m pytest
 
@@ -72,10 +73,13 @@ $(SMOLLM2_STAMP): $(INSTALLED)
 	rm -rf var/downloads/smollm2
 	touch $@
 
-## Print the benchmark figures: metrics on SQLite and PostgreSQL, the web UI in Chromium, the queue.
+## Print the benchmark figures: metrics and the live path (200 SSE viewers) on SQLite and PostgreSQL, the web UI in
+## Chromium, the queue.
 bench: $(INSTALLED) test-deps $(FRONTEND_BUILT)
 	$(BIN)/python scripts/bench_metrics.py --backend sqlite
 	$(BIN)/python scripts/bench_metrics.py --backend postgres
+	$(BIN)/python scripts/bench_live.py --backend sqlite
+	$(BIN)/python scripts/bench_live.py --backend postgres
 	$(BIN)/python scripts/bench_ui.py
 	$(BIN)/python scripts/bench_queue.py
 
