@@ -102,25 +102,27 @@ class Database:
             self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
-def start_server(database_url: str, data_dir: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "TUNELAB_DATABASE_URL": database_url, "TUNELAB_DATA_DIR": str(data_dir)}
+def start_server(database_url: str, data_dir: Path, port: int, command: list[str] | None = None,
+                 extra_env: dict[str, str] | None = None, output=None) -> subprocess.Popen:
+    """The API on a fresh database, answering on `port`: quiet uvicorn, or `command` (e.g. `tunelab api`)."""
+    env = {**os.environ, "TUNELAB_DATABASE_URL": database_url, "TUNELAB_DATA_DIR": str(data_dir), **(extra_env or {})}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT / "backend"), env.get("PYTHONPATH")]))
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "tunelab.main:create_app", "--factory",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"],
-        env=env,
+        command or [sys.executable, "-m", "uvicorn", "tunelab.main:create_app", "--factory",
+                    "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"],
+        env=env, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
     )
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {server.returncode}")
+            raise RuntimeError(f"the API exited with {server.returncode}")
         try:
             httpx.get(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=1).raise_for_status()
             return server
         except httpx.HTTPError:
             time.sleep(0.2)
     server.terminate()
-    raise RuntimeError("uvicorn did not answer in time")
+    raise RuntimeError("the API did not answer in time")
 
 
 def batches_of_run(run_id: int, steps: int, batch_points: int):

@@ -1,7 +1,6 @@
-"""`tunelab up | api | worker | migrate | assets | set-password`."""
+"""`tunelab up | api | worker | migrate | assets | set-password | openapi | train`."""
 
 import argparse
-import ctypes
 import logging
 import os
 import signal
@@ -9,17 +8,13 @@ import subprocess
 import sys
 import time
 
+from tunelab.core.processes import die_with_parent
 from tunelab.core.settings import get_settings
-
-PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
     # Children of `tunelab up` get SIGTERM if `up` itself dies, so nothing is left orphaned.
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
+    die_with_parent(signal.SIGTERM)
 
 
 def cmd_migrate(_: argparse.Namespace) -> None:
@@ -67,6 +62,14 @@ def cmd_set_password(args: argparse.Namespace) -> None:
         sys.exit(exc.message)
 
 
+def cmd_train(args: argparse.Namespace) -> None:
+    """One run's training process; a worker starts it for a run it has claimed (see services.supervisor)."""
+    from tunelab.services.execution import configure_run_log, train_claimed_run
+
+    configure_run_log()
+    train_claimed_run(args.run_id, args.attempt)
+
+
 def cmd_openapi(_: argparse.Namespace) -> None:
     """Print the OpenAPI document; the frontend's typed client is generated from it."""
     import json
@@ -79,9 +82,23 @@ def cmd_openapi(_: argparse.Namespace) -> None:
 def cmd_api(args: argparse.Namespace) -> None:
     import uvicorn
 
+    from tunelab.services.live_hub import end_all_streams
+
+    class StreamEndingServer(uvicorn.Server):
+        """On SIGTERM/SIGINT, live streams end with a short retry hint before uvicorn's graceful wait, so browsers
+        reconnect to the next API process at once instead of holding this one open until it is killed."""
+
+        def handle_exit(self, sig, frame) -> None:
+            end_all_streams()
+            super().handle_exit(sig, frame)
+
     settings = get_settings()
-    uvicorn.run("tunelab.main:create_app", factory=True, host=args.host or settings.host,
-                port=args.port or settings.port, log_level="info", timeout_graceful_shutdown=3)
+    config = uvicorn.Config("tunelab.main:create_app", factory=True, host=args.host or settings.host,
+                            port=args.port or settings.port, log_level="info", timeout_graceful_shutdown=3)
+    server = StreamEndingServer(config)
+    server.run()
+    if not server.started:
+        sys.exit(1)
 
 
 def cmd_worker(args: argparse.Namespace) -> None:
@@ -183,6 +200,10 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("migrate", help="upgrade the database schema to the latest version").set_defaults(func=cmd_migrate)
     sub.add_parser("assets", help="build the bundled tiny model and sample datasets").set_defaults(func=cmd_assets)
     sub.add_parser("openapi", help="print the OpenAPI document of the HTTP API").set_defaults(func=cmd_openapi)
+    train = sub.add_parser("train", help="train a run a worker has claimed (workers start this themselves)")
+    train.add_argument("run_id", type=int)
+    train.add_argument("--attempt", type=int, required=True, help="the attempt the worker claimed")
+    train.set_defaults(func=cmd_train)
     set_password = sub.add_parser("set-password", help="set an account's password (asked, or read from stdin)")
     set_password.add_argument("email")
     set_password.add_argument("--admin", action="store_true", help="also make the account an active admin")

@@ -32,15 +32,26 @@ def _validation_details(errors: list[dict]) -> list[dict]:
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI):
+    import anyio
+    from anyio import to_thread
+
     from tunelab.api.deps import get_broker
     from tunelab.services.bootstrap import register_bundled_assets
+    from tunelab.services.live_hub import LiveHub
     from tunelab.services.reaper import start_reaper
 
     settings = get_settings()
+    # Every sync handler and dependency runs on these threads; as many requests may hold a transaction (api/deps.py),
+    # and the SQL pool has a connection for each of them, the live reads and the reaper (db/session.py).
+    to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
+    app.state.db_slots = anyio.Semaphore(settings.api_threads)
     register_bundled_assets(settings)
     broker = app.dependency_overrides.get(get_broker, get_broker)()
     stop_reaper = start_reaper(settings, broker)
+    app.state.live_hub = LiveHub(settings)
+    await app.state.live_hub.start()
     yield
+    await app.state.live_hub.stop()
     stop_reaper.set()
     release_embedded_redis()
 

@@ -6,27 +6,32 @@ returns the run, dataset, project or link already checked, so a route cannot for
 """
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from sqlalchemy.orm import Session
 
-from tunelab.api.deps import SessionDep, SettingsDep
+from tunelab.api.deps import SessionDep
 from tunelab.core.errors import AppError
 from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csrf_matches
+from tunelab.core.settings import get_settings
 from tunelab.db.models import Dataset, Project, Role, Run, ShareLink
 from tunelab.schemas.common import ResourceId
-from tunelab.services import access, auth, shares
+from tunelab.services import access, auth, principal_cache, shares
 from tunelab.services.principal import Principal
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SHARE_QUERY_PARAM = "share"  # for EventSource and download links, which cannot send headers
 
 
-def policy(name: str) -> Callable:
-    def mark(fn: Callable) -> Callable:
-        fn.policy = name
+Dependency = TypeVar("Dependency", bound=Callable[..., Any])
+
+
+def policy(name: str) -> Callable[[Dependency], Dependency]:
+    def mark(fn: Dependency) -> Dependency:
+        setattr(fn, "policy", name)  # read back by route_policies
         return fn
 
     return mark
@@ -42,16 +47,30 @@ def _bearer(request: Request) -> str | None:
     return value.strip()
 
 
-def get_principal(request: Request, session: SessionDep, settings: SettingsDep) -> Principal:
-    principal = auth.resolve_principal(
-        session,
-        bearer=_bearer(request),
-        share_token=request.headers.get(SHARE_HEADER) or request.query_params.get(SHARE_QUERY_PARAM),
-        session_cookie=request.cookies.get(SESSION_COOKIE),
-    )
+def _resolve(session: Session, key: str | None, bearer: str | None, share_token: str | None,
+             session_cookie: str | None) -> Principal:
+    since = principal_cache.generation()
+    principal = auth.resolve_principal(session, bearer=bearer, share_token=share_token, session_cookie=session_cookie)
+    if key is not None and principal.user is not None:
+        access.roles(session, principal)
+        principal_cache.remember(session, key, principal, since)
+    return principal
+
+
+async def get_principal(request: Request, session: SessionDep) -> Principal:
+    """The caller. A token or browser session resolved a moment ago comes from principal_cache, on the event loop
+    (no SQL, no thread hop: the metrics hot path); anything else is read from SQL."""
+    bearer = _bearer(request)
+    share_token = request.headers.get(SHARE_HEADER) or request.query_params.get(SHARE_QUERY_PARAM)
+    session_cookie = request.cookies.get(SESSION_COOKIE)
+    key = principal_cache.credential_key(bearer, share_token, session_cookie)
+    principal = principal_cache.recall(session, key)
+    if principal is None:
+        principal = await run_in_threadpool(_resolve, session, key, bearer, share_token, session_cookie)
+    settings = request.app.dependency_overrides.get(get_settings, get_settings)()
     # A cookie is sent by the browser on its own, so a state change by cookie must prove it came from our page.
     if principal.via == "session" and request.method not in SAFE_METHODS and not csrf_matches(
-            settings.secret_key, principal.session_token, request.headers.get(CSRF_HEADER)):
+            settings.secret_key, principal.session_token or "", request.headers.get(CSRF_HEADER)):
         raise AppError("CSRF_FAILED", f"missing or wrong {CSRF_HEADER} header; reload the page and try again")
     return principal
 
@@ -82,24 +101,27 @@ def _own_origin(request: Request) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"
 
 
-@policy("signed_in")
-def signed_in(principal: PrincipalDep) -> Principal:
+def _require_user(principal: Principal) -> Principal:
     if principal.user is None:
         raise AppError("AUTH_REQUIRED", "sign in, or send an API token as `Authorization: Bearer <token>`")
     return principal
 
 
+# The checks that need no SQL are async: a sync dependency costs a hop to a thread and back on every request.
+@policy("signed_in")
+async def signed_in(principal: PrincipalDep) -> Principal:
+    return _require_user(principal)
+
+
 @policy("signed_in_or_share")
-def signed_in_or_share(principal: PrincipalDep) -> Principal:
+async def signed_in_or_share(principal: PrincipalDep) -> Principal:
     """Lists and bulk reads: the service scopes them to the caller's projects, or to a link's runs."""
-    if principal.user is None and principal.share is None:
-        signed_in(principal)
-    return principal
+    return principal if principal.share is not None else _require_user(principal)
 
 
 @policy("admin")
 def admin(principal: Annotated[Principal, Depends(signed_in)]) -> Principal:
-    if not principal.user.is_admin:
+    if not principal.signed_in_user.is_admin:
         raise AppError("FORBIDDEN", "only an admin can do this")
     return principal
 
@@ -186,8 +208,8 @@ def route_policy_table(routers: list, prefix: str) -> dict[tuple[str, str], list
                 continue
             names = route_policies(route)
             if not names:
-                missing.append(f"{sorted(route.methods)} {route.path}")
-            for method in route.methods:
+                missing.append(f"{sorted(route.methods or ())} {route.path}")
+            for method in route.methods or ():
                 table[(method, prefix + route.path)] = names
     if missing:
         raise RuntimeError(f"routes without an access policy (see tunelab.api.policies): {missing}")

@@ -43,8 +43,31 @@ class Settings(BaseSettings):
     default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none")
     heartbeat_interval_s: float = Field(5.0, gt=0, description="How often a training worker stamps heartbeat_at")
     heartbeat_timeout_s: float = Field(60.0, gt=0, description="A running run silent this long is failed: worker lost")
-    reaper_interval_s: float = Field(10.0, gt=0, description="How often the API checks for lost runs and orphans")
+    reaper_interval_s: float = Field(
+        10.0, gt=0, description="How often the API looks for lost runs and for queued runs whose message is gone"
+    )
+    max_auto_resumes: int = Field(
+        2, ge=0, description="Times a run whose worker was lost is resumed from its checkpoint before it is failed"
+    )
     metrics_flush_interval_s: float = Field(1.0, gt=0, description="Longest time a metric point waits in the buffer")
+    api_threads: int = Field(
+        16, gt=0, description="Threads the API runs blocking work on (handlers, SQL); as many requests hold a transaction"
+    )
+    live_read_threads: int = Field(
+        2, gt=0, description="Threads of their own for the live streams' shared SQL reads, apart from api_threads"
+    )
+    db_pool_size: int | None = Field(
+        None, gt=0, description="SQL connections a process keeps; default api_threads + live_read_threads + 2"
+    )
+    db_max_overflow: int = Field(
+        10, ge=0, description="Connections allowed beyond db_pool_size in bursts (sessions opened outside requests)"
+    )
+    db_pool_timeout_s: float = Field(
+        5.0, gt=0, description="Longest wait for a free SQL connection before the request fails (then 503)"
+    )
+    live_poll_interval_s: float = Field(
+        2.0, gt=0, description="How often live streams read SQL while Redis is unreachable"
+    )
     upload_max_bytes: int = Field(200 * 1024 * 1024, gt=0, description="Largest dataset upload accepted")
     visibility_timeout_s: int = Field(7 * 24 * 3600, description="Redis visibility timeout; longer than any run")
     redis_namespace: str = Field(
@@ -87,6 +110,11 @@ class Settings(BaseSettings):
     @property
     def queue_list(self) -> list[str]:
         return [q.strip() for q in self.queues.split(",") if q.strip()]
+
+    @property
+    def pool_size(self) -> int:
+        """One connection per thread that can use one (requests, live reads, the reaper) and one spare."""
+        return self.db_pool_size or self.api_threads + self.live_read_threads + 2
 
     @property
     def model_root_list(self) -> list[Path]:

@@ -1,120 +1,76 @@
-"""The live stream of one run as Server-Sent Events: replay from SQL after Last-Event-ID, then follow the
-Redis notifications, with keep-alives, ending with the final status. Event ids are metric flush numbers
-(seq), so a reconnecting client resumes exactly where it stopped."""
+"""The live stream of one run as Server-Sent Events: what the client missed after its Last-Event-ID, then the
+run's feed in the process's LiveHub, with keep-alives, ending with the final status. Event ids are flush numbers
+(`metric_seq`), so a reconnecting client resumes exactly where it stopped, on this API process or another."""
 
 import asyncio
-import json
-import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
-from anyio import to_thread
-
-from tunelab.core.redis import get_async_redis
-from tunelab.db.models.run import FINISHED_STATUSES
-from tunelab.db.session import get_sessionmaker
-from tunelab.services import metrics, runs
-from tunelab.services.events import run_channel
+from tunelab.services.live_hub import LiveHub, read_flushes, sse
 
 KEEPALIVE_S = 15.0
-REPLAY_BATCH = 20_000
-# How often a stream opened through a share link re-checks that the link is still live.
-ACCESS_RECHECK_S = 2.0
+RECONNECT_MS = 2000
+# Sent when the API shuts down: browsers reconnect (to the next process) this soon instead of after RECONNECT_MS.
+SHUTDOWN_RECONNECT_MS = 250
+# How often a stream opened through a share link asks whether the link is still valid; with the hub's cache of
+# LINK_CACHE_S, a revoked link ends its streams within 2 s.
+LINK_RECHECK_S = 1.0
 
 
-def _json_value(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def _format(event: str, data, event_id: int | None = None) -> str:
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-
-
-def _read_new_points(run_id: int, after_seq: int) -> list[tuple[int, str, int, float, float]]:
-    with get_sessionmaker()() as session:
-        return metrics.points_after(session, run_id, after_seq, REPLAY_BATCH)
-
-
-def _read_status(run_id: int) -> dict:
-    with get_sessionmaker()() as session:
-        return runs.to_public(session, runs.get_run(session, run_id)).model_dump(mode="json")
-
-
-def _metric_events(points) -> tuple[list[str], int | None]:
-    """One SSE event per flush (seq), so each event id is exact."""
-    out, last_seq, group, current = [], None, [], None
-    for seq, key, step, value, wall_time in points:
-        if current is not None and seq != current:
-            out.append(_format("metrics", group, current))
-            group = []
-        current = seq
-        group.append({"key": key, "step": step, "value": _json_value(value), "wall_time": wall_time})
-        last_seq = seq
-    if group:
-        out.append(_format("metrics", group, current))
-    return out, last_seq
-
-
-async def run_events(run_id: int, last_event_id: int,
-                     still_allowed: Callable[[], bool] | None = None) -> AsyncIterator[str]:
-    """`still_allowed` (a blocking check, run off the loop) ends the stream with a `revoked` event once it is
-    false: a share link revoked while its page is open stops streaming within ACCESS_RECHECK_S."""
-    redis = get_async_redis()
-    pubsub = redis.pubsub(ignore_subscribe_messages=True)
-    # Subscribe before the replay so that nothing written between the two is missed.
-    await pubsub.subscribe(run_channel(run_id))
-    sent_seq = last_event_id
+async def run_events(hub: LiveHub, run_id: int, last_event_id: int,
+                     share_link_id: int | None = None) -> AsyncIterator[str]:
+    """A stream opened with a share link (`share_link_id`) ends with a `revoked` event once the link is revoked
+    or expires."""
+    feed = hub.attach(run_id)
     try:
-        yield "retry: 2000\n\n"
-
-        async def drain() -> list[str]:
-            nonlocal sent_seq
-            chunks: list[str] = []
-            while True:
-                points = await to_thread.run_sync(_read_new_points, run_id, sent_seq)
-                if not points:
-                    return chunks
-                events, last = _metric_events(points)
-                chunks.extend(events)
-                sent_seq = last
-                if len(points) < REPLAY_BATCH:
-                    return chunks
-
-        for chunk in await drain():
-            yield chunk
-        status = await to_thread.run_sync(_read_status, run_id)
-        yield _format("status", status)
-        wait_s = ACCESS_RECHECK_S if still_allowed else KEEPALIVE_S
-        last_sent = last_check = time.monotonic()
-        while status["status"] not in FINISHED_STATUSES:
-            try:
-                message = await asyncio.wait_for(pubsub.get_message(timeout=wait_s), wait_s + 1)
-            except TimeoutError:
-                message = None
-            if still_allowed is not None and time.monotonic() - last_check >= ACCESS_RECHECK_S:
-                last_check = time.monotonic()
-                if not await to_thread.run_sync(still_allowed):
-                    yield _format("revoked", {"message": "this share link is no longer valid"})
+        yield f"retry: {RECONNECT_MS}\n\n"
+        sent_seq, sent_status = last_event_id, 0
+        wait_s = LINK_RECHECK_S if share_link_id is not None else KEEPALIVE_S
+        last_write = last_check = time.monotonic()
+        while True:
+            changed = feed.changed()
+            if hub.ending:
+                yield f"retry: {SHUTDOWN_RECONNECT_MS}\n\n"
+                return
+            if feed.gone:
+                return
+            out = ""
+            if feed.ready:
+                if sent_seq < feed.base_seq:
+                    # Further behind than the feed remembers: catch up from SQL, on this stream's own reads.
+                    base = feed.base_seq
+                    flushes, whole = await hub.read("replay", read_flushes, run_id, sent_seq)
+                    if flushes:
+                        sent_seq = flushes[-1][0]
+                        yield "".join(event for _, event in flushes)
+                        last_write = time.monotonic()
+                    if whole:
+                        sent_seq = max(sent_seq, base)
+                    continue
+                out, sent_seq = feed.events_after(sent_seq)
+                if feed.status_version != sent_status:
+                    sent_status = feed.status_version
+                    out += feed.status_event
+                if feed.status is not None and feed.finished:
+                    yield out + sse("end", {"status": feed.status["status"]})
                     return
-            if message is None:
-                if time.monotonic() - last_sent >= KEEPALIVE_S - 0.5:
-                    last_sent = time.monotonic()
-                    yield ": keep-alive\n\n"
+            if out:
+                yield out
+                last_write = time.monotonic()
                 continue
-            last_sent = time.monotonic()
-            kind = json.loads(message["data"]).get("type")
-            if kind == "metrics":
-                for chunk in await drain():
-                    yield chunk
-            elif kind in ("status", "progress", "cancel"):
-                status = await to_thread.run_sync(_read_status, run_id)
-                if status["status"] in FINISHED_STATUSES:
-                    for chunk in await drain():  # the last flush lands before the final status
-                        yield chunk
-                yield _format("status", status)
-        yield _format("end", {"status": status["status"]})
+            try:
+                async with asyncio.timeout(wait_s):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+            now = time.monotonic()
+            if share_link_id is not None and now - last_check >= LINK_RECHECK_S:
+                last_check = now
+                if not await hub.link_active(share_link_id):
+                    yield sse("revoked", {"message": "this share link is no longer valid"})
+                    return
+            if now - last_write >= KEEPALIVE_S - 0.5:
+                yield ": keep-alive\n\n"
+                last_write = now
     finally:
-        await pubsub.unsubscribe()
-        await pubsub.aclose()
-        await redis.aclose()
+        hub.detach(feed)
