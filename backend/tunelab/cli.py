@@ -145,11 +145,13 @@ def cmd_up(args: argparse.Namespace) -> None:
            "TUNELAB_DATABASE_URL": settings.database_url}
     host, port = args.host or settings.host, args.port or settings.port
     me = [sys.executable, "-m", "tunelab.cli"]
-    children = [
-        subprocess.Popen([*me, "api", "--host", host, "--port", str(port)], env=env, preexec_fn=_die_with_parent),
-        subprocess.Popen([*me, "worker", "--queues", settings.queues, "--concurrency", "1"], env=env,
-                         preexec_fn=_die_with_parent),
-    ]
+    parts = {
+        "api": subprocess.Popen([*me, "api", "--host", host, "--port", str(port)], env=env,
+                                preexec_fn=_die_with_parent),
+        "worker": subprocess.Popen([*me, "worker", "--queues", settings.queues, "--concurrency", "1"], env=env,
+                                   preexec_fn=_die_with_parent),
+    }
+    children = list(parts.values())
     print(f"\n  Tunelab is starting at http://{host}:{port}   (API docs: http://{host}:{port}/api/docs)\n"
           f"{_first_visit_hint()}  Press Ctrl-C to stop.\n", flush=True)
 
@@ -178,7 +180,7 @@ def cmd_up(args: argparse.Namespace) -> None:
         if embedded is not None:
             stop_embedded_redis(embedded)
         print("Tunelab stopped.")
-    failed = [c.args[3] for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
+    failed = [name for name, child in parts.items() if child.returncode not in (0, -signal.SIGTERM, None)]
     if failed and not stopping:
         sys.exit(f"stopped because a part exited: {', '.join(failed)}")
 

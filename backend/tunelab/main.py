@@ -1,6 +1,8 @@
 """App factory: routers, the one error shape, and the built SPA."""
 
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -26,8 +28,9 @@ def _field_path(loc: tuple) -> str:
     return ".".join(parts)
 
 
-def _validation_details(errors: list[dict]) -> list[dict]:
-    return [{"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", ""), "type": e.get("type")} for e in errors]
+def _validation_details(errors: Sequence[Any]) -> list[dict]:
+    return [{"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", ""), "type": e.get("type")}
+            for e in errors]
 
 
 @asynccontextmanager
@@ -136,4 +139,4 @@ def _declare_raw_body_schemas(app: FastAPI) -> None:
             app.openapi_schema = schema
         return app.openapi_schema
 
-    app.openapi = openapi
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend its schema

@@ -1394,7 +1394,7 @@ export interface components {
             method: string;
             /**
              * Model
-             * @description Base model: a name from GET /models, an absolute path, or a cached hub id
+             * @description Base model: a name from GET /models, an absolute path under one of the server's model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local cache
              */
             model: string;
             /**
