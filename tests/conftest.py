@@ -272,13 +272,14 @@ def _free_port() -> int:
 class ApiProcess:
     """The real API (`tunelab api`, uvicorn) on a free loopback port."""
 
-    def __init__(self, log_path: Path, env: dict[str, str] | None = None):
+    def __init__(self, log_path: Path, env: dict[str, str] | None = None, port: int | None = None):
         import subprocess
         import sys
 
         import httpx
 
-        port = _free_port()
+        port = port or _free_port()
+        self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         with log_path.open("ab") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "tunelab.cli", "api", "--port", str(port)],

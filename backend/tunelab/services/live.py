@@ -13,7 +13,7 @@ RECONNECT_MS = 2000
 # Sent when the API shuts down: browsers reconnect (to the next process) this soon instead of after RECONNECT_MS.
 SHUTDOWN_RECONNECT_MS = 250
 # How often a stream opened through a share link asks whether the link is still valid; with the hub's cache of
-# LINK_CACHE_S, a revoked link ends its streams within 2 s.
+# LINK_CACHE_S (0.5 s), a revoked link ends its streams within 1.5 s and a read.
 LINK_RECHECK_S = 1.0
 
 

@@ -1,13 +1,13 @@
 """One Redis subscription per API process, fanned out to every live stream of every run.
 
-The hub holds one PSUBSCRIBE on `<namespace>:run:*`. For each run that someone is watching it keeps a feed:
-the run's recent flushes as ready-to-send SSE events, by flush number (`metric_seq`), and its latest status.
-A notification of run R starts one SQL read (notifications that arrive meanwhile are folded into the next
-one), and what it reads is formatted once and served to every stream of R. Streams wait on their feed: an
-idle stream holds no database connection and no thread. Reads run on a small thread limiter of their own, so
-live viewers never take the threads that requests need. While Redis is unreachable, the feeds are read every
-`live_poll_interval_s` until the subscription is back; each (re)subscription starts with one catch-up read.
-"""
+The hub holds one subscription: PSUBSCRIBE `<namespace>:run:*` (and principal_cache's channel of changed rights).
+For each run that someone is watching it keeps a feed: the run's recent flushes as ready-to-send SSE events, by
+flush number (`metric_seq`), and its latest status. Notifications mark feeds due; one SQL read (in one session,
+for every due feed of every run) follows a short gathering delay, and what it reads is formatted once and served
+to every stream of the run. Streams wait on their feed: an idle stream holds no database connection and no
+thread. Reads run on a small thread limiter of their own, so live viewers never take the threads that requests
+need. While Redis is unreachable, the feeds are read every `live_poll_interval_s` until the subscription is back;
+each (re)subscription starts with one catch-up read."""
 
 import asyncio
 import json
@@ -43,7 +43,7 @@ READ_LIMIT = 2 * MAX_POINTS_PER_BATCH
 # Flushes a feed keeps in memory (10 per second is a fast run): a stream further behind reads SQL on its own.
 FEED_FLUSHES = 1_000
 # A share link's state is read at most this often per link, however many streams it has open.
-LINK_CACHE_S = 1.0
+LINK_CACHE_S = 0.5
 # A silent subscription is pinged after PING_AFTER_S and given up as lost after SILENT_LIMIT_S.
 PING_AFTER_S = 5.0
 SILENT_LIMIT_S = 15.0

@@ -1,0 +1,190 @@
+"""The live path at scale, against real processes and a real Redis: one subscription per API process fans out to
+every stream, one SQL read per notification serves every stream of a run, streams follow SQL while Redis is away,
+and a revoked share link ends its streams within 2 s."""
+
+import asyncio
+import json
+import time
+
+import httpx
+import psutil
+import redis
+from sqlalchemy import select
+
+from tests.conftest import ApiProcess, first_admin_tokens, fresh_install, wait_for
+from tests.faults.outages import RedisServer
+from tests.sse import SseReader
+
+API = "/api/v1"
+EXTERNAL = {"method": "lora", "model": "tunelab-tiny", "external": True}
+
+
+def _external_run(api: httpx.Client) -> dict:
+    return api.post("/runs", json=EXTERNAL).raise_for_status().json()
+
+
+def _log(api: httpx.Client, run_id: int, first_step: int, steps: int = 2) -> None:
+    points = [{"key": key, "step": step, "value": 0.5} for step in range(first_step, first_step + steps)
+              for key in ("loss", "lr")]
+    api.post(f"/runs/{run_id}/metrics", json={"points": points}).raise_for_status()
+
+
+def _stored(api: httpx.Client, run_id: int) -> set[tuple[str, int]]:
+    body = api.get(f"/runs/{run_id}/metrics", params={"max_points": 10_000}).raise_for_status().json()
+    return {(series["key"], step) for series in body["series"] for step in series["step"]}
+
+
+def _subscribed_connections(api_base_url: str, redis_client: redis.Redis) -> list[dict]:
+    """The Redis clients of the API process at `api_base_url` that hold a subscription (CLIENT LIST, matched on the
+    API process's own TCP connections)."""
+    port = int(api_base_url.rsplit(":", 1)[1])
+    pid = next(c.pid for c in psutil.net_connections("tcp") if c.laddr.port == port and c.status == "LISTEN")
+    redis_port = redis_client.connection_pool.connection_kwargs.get("port", 6379)
+    ours = {f"{c.laddr.ip}:{c.laddr.port}" for c in psutil.Process(pid).net_connections("tcp")
+            if c.raddr and c.raddr.port == redis_port}
+    return [client for client in redis_client.client_list()
+            if client["addr"] in ours and (int(client["sub"]) or int(client["psub"]))]
+
+
+def test_one_subscription_per_process_serves_every_stream_every_point_once(api_server, api, redis_url):
+    run = _external_run(api)
+    readers = [SseReader(f"{api_server}{API}/runs/{run['id']}/events", {"Authorization": api.headers["Authorization"]}).start() for _ in range(8)]
+    wait_for(lambda: all("status" in reader.kinds() for reader in readers), 60, 0.05, "every stream to open")
+
+    subscriptions = _subscribed_connections(api_server, redis.Redis.from_url(redis_url))
+    assert len(subscriptions) == 1, subscriptions
+    assert (subscriptions[0]["psub"], subscriptions[0]["sub"]) == ("1", "1"), "run:* and the rights channel"
+
+    for batch in range(10):
+        _log(api, run["id"], 1 + 2 * batch)
+    api.post(f"/runs/{run['id']}/cancel").raise_for_status()
+    stored = _stored(api, run["id"])
+    assert len(stored) == 40
+    for reader in readers:
+        assert reader.finished.wait(30), reader.kinds()[-5:]
+        received = reader.points()
+        assert len(received) == len(set(received)) and set(received) == stored
+        assert reader.kinds()[-1] == "end" and len(reader.sent_last_event_ids) == 1
+
+
+def _parse(text: str) -> list[tuple[str, dict | list]]:
+    events = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+def test_one_sql_read_per_notification_serves_every_stream_of_the_run(settings, admin_token, redis_url):
+    """In-process, with the real Redis and database: streams are consumed as uvicorn would, flushes are logged as
+    the ingest route does, and the hub counts its SQL reads."""
+    from tunelab.db.models import Project, Run, RunStatus
+    from tunelab.db.models.project import DEFAULT_PROJECT
+    from tunelab.db.session import session_scope
+    from tunelab.services import live, metrics
+    from tunelab.services.live_hub import LiveHub
+
+    flushes, streams = 8, 10
+    with session_scope() as session:
+        project_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
+        run = Run(project_id=project_id, name="hub reads", objective="sft", method="lora", model="x", config={},
+                  seed=0, queue="nobody", external=True, status=RunStatus.running)
+        session.add(run)
+        session.flush()
+        run_id = run.id
+
+    def flush(step: int) -> None:
+        with session_scope() as session:
+            metrics.ingest_points(session, run_id, [("loss", step, 1.0, time.time()), ("lr", step, 0.1, time.time())])
+
+    async def follow(stream, received: list) -> None:
+        async for chunk in stream:
+            received.extend(_parse(chunk))
+
+    async def scenario() -> LiveHub:
+        hub = LiveHub(settings)
+        await hub.start()
+        try:
+            async with asyncio.timeout(30):
+                while not hub.subscribed:
+                    await asyncio.sleep(0.05)
+            received: list[list] = [[] for _ in range(streams)]
+            opened = [live.run_events(hub, run_id, 0) for _ in range(streams)]
+            tasks = [asyncio.create_task(follow(stream, got)) for stream, got in zip(opened, received, strict=True)]
+            async with asyncio.timeout(30):
+                while not all(any(kind == "status" for kind, _ in got) for got in received):
+                    await asyncio.sleep(0.05)
+            for step in range(1, flushes + 1):
+                await asyncio.to_thread(flush, step)
+                await asyncio.sleep(0.1)  # separate notifications, not one burst
+            async with asyncio.timeout(30):
+                while not all(sum(len(data) for kind, data in got if kind == "metrics") == 2 * flushes
+                              for got in received):
+                    await asyncio.sleep(0.05)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for got in received:
+                points = [(p["key"], p["step"]) for kind, data in got if kind == "metrics" for p in data]
+                assert len(points) == len(set(points)) == 2 * flushes
+        finally:
+            await hub.stop()
+        return hub
+
+    hub = asyncio.run(scenario())
+    # Per stream, it would be streams × flushes = 80 reads of points.
+    assert 1 <= hub.reads["points"] <= flushes, hub.reads
+    assert hub.reads["status"] == 1 and hub.reads["replay"] == 0, hub.reads
+
+
+def test_streams_follow_sql_while_redis_is_away(assets, tmp_path):
+    redis_server = RedisServer(tmp_path / "redis")
+    env = fresh_install(tmp_path, assets, "deaf", TUNELAB_REDIS_URL=redis_server.url)
+    server = ApiProcess(tmp_path / "api.log", env)
+    token = first_admin_tokens(server.base_url, "deaf")[0]["token"]
+    api = httpx.Client(base_url=f"{server.base_url}{API}", timeout=30, headers={"Authorization": f"Bearer {token}"})
+    run = _external_run(api)
+    reader = SseReader(f"{server.base_url}{API}/runs/{run['id']}/events", {"Authorization": api.headers["Authorization"]}).start()
+    try:
+        wait_for(lambda: "status" in reader.kinds(), 60, 0.05, "the stream to open")
+        _log(api, run["id"], 1)
+        wait_for(lambda: len(reader.points()) == 4, 30, 0.05, "points while Redis is up")
+
+        redis_server.kill()
+        _log(api, run["id"], 3)
+        wait_for(lambda: len(reader.points()) == 8, 30, 0.1, "points read from SQL while Redis is down")
+
+        redis_server.start()
+        wait_for(lambda: _subscribed_connections(server.base_url, redis_server.client()), 30, 0.2,
+                 "the hub to subscribe again")
+        _log(api, run["id"], 5)
+        wait_for(lambda: len(reader.points()) == 12, 30, 0.05, "points after Redis is back")
+        api.post(f"/runs/{run['id']}/cancel").raise_for_status()
+        assert reader.finished.wait(30)
+        assert sorted(reader.points()) == sorted(_stored(api, run["id"]))
+        assert len(reader.sent_last_event_ids) == 1, "the stream itself never broke"
+    finally:
+        reader.stop()
+        api.close()
+        server.stop()
+        redis_server.kill()
+
+
+def test_a_revoked_share_link_ends_its_streams_within_2_s(api_server, api):
+    run = _external_run(api)
+    link = api.post("/shares", json={"run_ids": [run["id"]]}).raise_for_status().json()
+    url = f"{api_server}{API}/runs/{run['id']}/events?share={link['token']}"
+    readers = [SseReader(url).start() for _ in range(3)]
+    try:
+        wait_for(lambda: all("status" in reader.kinds() for reader in readers), 60, 0.05, "the shared streams")
+        revoked_at = time.monotonic()
+        api.delete(f"/shares/{link['id']}").raise_for_status()
+        for reader in readers:
+            assert reader.finished.wait(10)
+            assert reader.kinds()[-1] == "revoked"
+            # A re-check each second, answered from a read at most 0.5 s old.
+            assert reader.received_at[-1] - revoked_at < 2.0
+    finally:
+        for reader in readers:
+            reader.stop()
