@@ -240,7 +240,12 @@ async def load(args, port: int, token: str, api: psutil.Process) -> tuple[Outcom
         await asyncio.gather(*(viewer.attached.wait() for viewer in viewers))
 
     ingest, listing = Endpoint("POST /runs/{id}/metrics"), Endpoint("GET /runs")
-    api_cpu, client_cpu, started = sum(api.cpu_times()[:2]), time.process_time(), time.monotonic()
+    api_processes = [api, *api.children(recursive=True)]  # uvicorn's workers, with --api-workers
+
+    def api_cpu_s() -> float:
+        return sum(sum(process.cpu_times()[:2]) for process in api_processes)
+
+    api_cpu, client_cpu, started = api_cpu_s(), time.process_time(), time.monotonic()
     until = started + args.duration
     # Runs train independently, so their flushes are spread over each interval rather than sent in one burst.
     poll_interval = args.list_pollers / args.list_rate
@@ -250,7 +255,7 @@ async def load(args, port: int, token: str, api: psutil.Process) -> tuple[Outcom
                for i, run_id in enumerate(run_ids)]
     results = await asyncio.gather(*loggers, *pollers)
     load_s = time.monotonic() - started
-    api_cpu_s, client_cpu_s = sum(api.cpu_times()[:2]) - api_cpu, time.process_time() - client_cpu
+    api_cpu_used, client_cpu_used = api_cpu_s() - api_cpu, time.process_time() - client_cpu
     sent = dict(zip(run_ids, results[: len(run_ids)], strict=True))
 
     control.close()  # idle past uvicorn's keep-alive timeout by now
@@ -264,7 +269,7 @@ async def load(args, port: int, token: str, api: psutil.Process) -> tuple[Outcom
     except TimeoutError:
         give_up.set()
         await asyncio.gather(*watchers)
-    outcome = Outcome(ingest, listing, viewers, sent, {}, load_s, api_cpu_s, client_cpu_s)
+    outcome = Outcome(ingest, listing, viewers, sent, {}, load_s, api_cpu_used, client_cpu_used)
     return outcome, run_ids
 
 
@@ -276,7 +281,8 @@ def stored_points(database: Database, run_ids: list[int]) -> dict[int, int]:
 
 
 def report(args, outcome: Outcome, log_path: Path) -> bool:
-    print(f"\nTunelab live path on {args.backend}: {args.runs} runs × {args.rate:g} batches/s "
+    processes = f"{args.api_workers} API processes" if args.api_workers > 1 else "1 API process"
+    print(f"\nTunelab live path on {args.backend} ({processes}): {args.runs} runs × {args.rate:g} batches/s "
           f"({len(KEYS)} keys × {STEPS_PER_BATCH} steps) + {len(outcome.viewers)} SSE clients "
           f"({args.viewers_per_run} per run) + GET /runs at {args.list_rate:g}/s, for {outcome.load_s:.0f} s")
     header = ("endpoint", "requests", "per s", "p50 ms", "p99 ms", "max ms", "errors", "target")
@@ -306,7 +312,7 @@ def report(args, outcome: Outcome, log_path: Path) -> bool:
         else:
             print(f"  client of run {viewer.run_id}: received {len(viewer.received):,} of "
                   f"{outcome.stored[viewer.run_id]:,} ({viewer.duplicates} twice, ended={viewer.ended})")
-    per_client = sorted({len(viewer.received) for viewer in outcome.viewers})
+    per_client = sorted({len(viewer.received) for viewer in outcome.viewers}) or [0]
     print(f"received per SSE client: {per_client[0]:,}–{per_client[-1]:,} points (each of its run's stored "
           f"points); {exact} of {len(outcome.viewers)} clients got every point exactly once and the end event; "
           f"lost {lost_total}, duplicates {dup_total}, connections {sum(v.connects for v in outcome.viewers)}")
@@ -315,7 +321,7 @@ def report(args, outcome: Outcome, log_path: Path) -> bool:
     print(f"delay from a batch's send to a client's receipt: p50 {percentile(delays, 0.5) * 1000:.0f} ms, "
           f"p99 {percentile(delays, 0.99) * 1000:.0f} ms")
     cores = psutil.cpu_count()
-    print(f"CPU during the load: API process {outcome.api_cpu_s / outcome.load_s:.0%} of one core, load generator "
+    print(f"CPU during the load: {processes} {outcome.api_cpu_s / outcome.load_s:.0%} of one core, load generator "
           f"{outcome.client_cpu_s / outcome.load_s:.0%} (machine: {cores} cores); "
           f"API log: {log_path} ({log_path.stat().st_size // 1024:,} KiB)")
     print("target met" if ok else "TARGET MISSED")
@@ -334,6 +340,7 @@ def main() -> None:
     parser.add_argument("--list-rate", type=float, default=5.0, help="GET /runs per second, all pollers together")
     parser.add_argument("--list-pollers", type=int, default=5)
     parser.add_argument("--duration", type=float, default=40.0)
+    parser.add_argument("--api-workers", type=int, default=1, help="TUNELAB_API_WORKERS of the API")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
     args = parser.parse_args()
 
@@ -344,11 +351,11 @@ def main() -> None:
     server = None
     try:
         port = free_port()
+        command = [sys.executable, "-m", "tunelab.cli", "api", "--host", "127.0.0.1", "--port", str(port)]
+        settings = {"TUNELAB_REDIS_URL": args.redis_url, "TUNELAB_API_WORKERS": str(args.api_workers),
+                    "TUNELAB_REDIS_NAMESPACE": f"tunelab-bench-{uuid.uuid4().hex[:8]}"}
         with log_path.open("wb") as log:
-            server = start_server(database.url, workdir, port,
-                                  [sys.executable, "-m", "tunelab.cli", "api", "--host", "127.0.0.1", "--port", str(port)],
-                                  {"TUNELAB_REDIS_URL": args.redis_url,
-                                   "TUNELAB_REDIS_NAMESPACE": f"tunelab-bench-{uuid.uuid4().hex[:8]}"}, log)
+            server = start_server(database.url, workdir, port, command, settings, log)
         token = admin_token(f"http://127.0.0.1:{port}")
         outcome, run_ids = asyncio.run(load(args, port, token, psutil.Process(server.pid)))
         outcome.stored = stored_points(database, run_ids)

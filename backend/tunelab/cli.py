@@ -82,23 +82,11 @@ def cmd_openapi(_: argparse.Namespace) -> None:
 def cmd_api(args: argparse.Namespace) -> None:
     import uvicorn
 
-    from tunelab.services.live_hub import end_all_streams
-
-    class StreamEndingServer(uvicorn.Server):
-        """On SIGTERM/SIGINT, live streams end with a short retry hint before uvicorn's graceful wait, so browsers
-        reconnect to the next API process at once instead of holding this one open until it is killed."""
-
-        def handle_exit(self, sig, frame) -> None:
-            end_all_streams()
-            super().handle_exit(sig, frame)
-
     settings = get_settings()
-    config = uvicorn.Config("tunelab.main:create_app", factory=True, host=args.host or settings.host,
-                            port=args.port or settings.port, log_level="info", timeout_graceful_shutdown=3)
-    server = StreamEndingServer(config)
-    server.run()
-    if not server.started:
-        sys.exit(1)
+    # On SIGTERM, the app ends its live streams with a short retry hint before uvicorn's graceful wait (main._lifespan).
+    uvicorn.run("tunelab.main:create_app", factory=True, host=args.host or settings.host,
+                port=args.port or settings.port, workers=settings.api_workers, log_level="info",
+                timeout_graceful_shutdown=3)
 
 
 def cmd_worker(args: argparse.Namespace) -> None:

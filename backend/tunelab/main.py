@@ -40,7 +40,7 @@ async def _lifespan(app: FastAPI):
 
     from tunelab.api.deps import get_broker
     from tunelab.services.bootstrap import register_bundled_assets
-    from tunelab.services.live_hub import LiveHub
+    from tunelab.services.live_hub import LiveHub, end_streams_on_exit_signals
     from tunelab.services.reaper import start_reaper
 
     settings = get_settings()
@@ -53,6 +53,7 @@ async def _lifespan(app: FastAPI):
     stop_reaper = start_reaper(settings, broker)
     app.state.live_hub = LiveHub(settings)
     await app.state.live_hub.start()
+    end_streams_on_exit_signals()
     yield
     await app.state.live_hub.stop()
     stop_reaper.set()

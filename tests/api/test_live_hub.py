@@ -48,7 +48,8 @@ def _subscribed_connections(api_base_url: str, redis_client: redis.Redis) -> lis
 
 def test_one_subscription_per_process_serves_every_stream_every_point_once(api_server, api, redis_url):
     run = _external_run(api)
-    readers = [SseReader(f"{api_server}{API}/runs/{run['id']}/events", {"Authorization": api.headers["Authorization"]}).start() for _ in range(8)]
+    url, auth = f"{api_server}{API}/runs/{run['id']}/events", {"Authorization": api.headers["Authorization"]}
+    readers = [SseReader(url, auth).start() for _ in range(8)]
     wait_for(lambda: all("status" in reader.kinds() for reader in readers), 60, 0.05, "every stream to open")
 
     subscriptions = _subscribed_connections(api_server, redis.Redis.from_url(redis_url))
@@ -145,7 +146,8 @@ def test_streams_follow_sql_while_redis_is_away(assets, tmp_path):
     token = first_admin_tokens(server.base_url, "deaf")[0]["token"]
     api = httpx.Client(base_url=f"{server.base_url}{API}", timeout=30, headers={"Authorization": f"Bearer {token}"})
     run = _external_run(api)
-    reader = SseReader(f"{server.base_url}{API}/runs/{run['id']}/events", {"Authorization": api.headers["Authorization"]}).start()
+    auth = {"Authorization": api.headers["Authorization"]}
+    reader = SseReader(f"{server.base_url}{API}/runs/{run['id']}/events", auth).start()
     try:
         wait_for(lambda: "status" in reader.kinds(), 60, 0.05, "the stream to open")
         _log(api, run["id"], 1)

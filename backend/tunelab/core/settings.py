@@ -50,6 +50,9 @@ class Settings(BaseSettings):
         2, ge=0, description="Times a run whose worker was lost is resumed from its checkpoint before it is failed"
     )
     metrics_flush_interval_s: float = Field(1.0, gt=0, description="Longest time a metric point waits in the buffer")
+    api_workers: int = Field(
+        1, ge=1, description="API processes on one port (uvicorn workers), each with its own threads and live feeds"
+    )
     api_threads: int = Field(
         16, gt=0, description="Threads the API runs blocking work on (handlers, SQL); as many requests hold a transaction"
     )

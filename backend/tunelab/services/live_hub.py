@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import re
+import signal
 import threading
 import time
 import weakref
@@ -21,6 +22,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, TypeVar
 
 import anyio
@@ -50,7 +52,7 @@ SILENT_LIMIT_S = 15.0
 READ_TIMEOUT_S = 1.0  # how long the subscription thread may take to notice that the hub stopped
 # A notification waits this long for others to share its read (a trainer flushes every second; a chart animates
 # at 60 Hz): at 200 flushes a second over 20 runs, about 30 reads a second instead of 200.
-GATHER_S = 0.025
+GATHER_S = 0.05
 STATUS_NOTICES = frozenset({"status", "progress", "cancel"})
 
 T = TypeVar("T")
@@ -197,6 +199,26 @@ def end_all_streams() -> None:
     """Safe from a signal handler or another thread: every hub of this process ends its streams."""
     for hub in list(_running):
         hub.end_streams_soon()
+
+
+def end_streams_on_exit_signals() -> None:
+    """Put ending every stream (with its short retry hint) in front of the server's own SIGTERM and SIGINT handlers,
+    so that browsers move to the next API process at once instead of holding this one through its graceful wait.
+    For the server's main thread, after it installed its handlers (uvicorn has when the app's lifespan starts);
+    elsewhere (a test client's thread) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(signum)
+        if not callable(previous) or getattr(previous, "ends_streams", False):
+            continue
+
+        def handler(number: int, frame: FrameType | None, previous: Callable = previous) -> None:
+            end_all_streams()
+            previous(number, frame)
+
+        handler.ends_streams = True  # type: ignore[attr-defined]
+        signal.signal(signum, handler)
 
 
 class LiveHub:
