@@ -114,7 +114,7 @@ def delete_run(run: RunDeleter, session: SessionDep, settings: SettingsDep, prin
 
 @router.get("/runs/{run_id}/events",
             responses={**responses(401, 404), 200: {"content": {"text/event-stream": {}}}})
-def read_run_events(
+async def read_run_events(
     run: RunReader,
     principal: ReaderDep,
     request: Request,
