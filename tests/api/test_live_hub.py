@@ -77,23 +77,30 @@ def _parse(text: str) -> list[tuple[str, dict | list]]:
     return events
 
 
+def _run_in_sql(name: str) -> int:
+    """An external run of the default project, made directly in the session's database."""
+    from tunelab.db.models import Project, Run, RunStatus
+    from tunelab.db.models.project import DEFAULT_PROJECT
+    from tunelab.db.session import session_scope
+
+    with session_scope() as session:
+        project_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
+        run = Run(project_id=project_id, name=name, objective="sft", method="lora", model="x", config={}, seed=0,
+                  queue="nobody", external=True, status=RunStatus.running)
+        session.add(run)
+        session.flush()
+        return run.id
+
+
 def test_one_sql_read_per_notification_serves_every_stream_of_the_run(settings, admin_token, redis_url):
     """In-process, with the real Redis and database: streams are consumed as uvicorn would, flushes are logged as
     the ingest route does, and the hub counts its SQL reads."""
-    from tunelab.db.models import Project, Run, RunStatus
-    from tunelab.db.models.project import DEFAULT_PROJECT
     from tunelab.db.session import session_scope
     from tunelab.services import live, metrics
     from tunelab.services.live_hub import LiveHub
 
     flushes, streams = 8, 10
-    with session_scope() as session:
-        project_id = session.scalar(select(Project.id).where(Project.name == DEFAULT_PROJECT))
-        run = Run(project_id=project_id, name="hub reads", objective="sft", method="lora", model="x", config={},
-                  seed=0, queue="nobody", external=True, status=RunStatus.running)
-        session.add(run)
-        session.flush()
-        run_id = run.id
+    run_id = _run_in_sql("hub reads")
 
     def flush(step: int) -> None:
         with session_scope() as session:
@@ -137,6 +144,36 @@ def test_one_sql_read_per_notification_serves_every_stream_of_the_run(settings, 
     # Per stream, it would be streams × flushes = 80 reads of points.
     assert 1 <= hub.reads["points"] <= flushes, hub.reads
     assert hub.reads["status"] == 1 and hub.reads["replay"] == 0, hub.reads
+
+
+def test_one_read_for_many_runs_cut_at_its_limit_never_splits_a_flush(settings, admin_token, monkeypatch):
+    """The shared read takes every due run in one query; when it hits its limit, the run it was cut in keeps only
+    whole flushes and it and the runs after it are read again, until every flush came exactly once, in order."""
+    from tunelab.db.session import session_scope
+    from tunelab.services import live_hub, metrics
+
+    run_ids = [_run_in_sql(f"cut {i}") for i in range(3)]
+    for run_id in run_ids:
+        for step in range(4):  # 4 flushes of 3 points per run
+            with session_scope() as session:
+                metrics.ingest_points(session, run_id, [(key, step, 1.0, 0.0) for key in ("a", "b", "c")])
+    monkeypatch.setattr(live_hub, "READ_LIMIT", 7)
+    feeds = {run_id: live_hub.RunFeed(run_id) for run_id in run_ids}
+    for feed in feeds.values():
+        feed.apply(live_hub.FeedRead(status={"metric_seq": 0, "status": "running"}), status_asked=True)
+        feed.points_due = True
+    for _ in range(20):
+        due = [feed.ask() for feed in feeds.values() if feed.points_due]
+        if not due:
+            break
+        for run_id, read in live_hub.read_feeds(due).items():
+            assert all(event.count('"key"') == 3 for _, event in read.flushes), "only whole flushes"
+            feeds[run_id].apply(read, status_asked=False)
+    for feed in feeds.values():
+        assert not feed.points_due
+        text, last_seq = feed.events_after(0)
+        assert last_seq == 4 and [kind for kind, _ in _parse(text)] == ["metrics"] * 4
+        assert [p["step"] for _, data in _parse(text) for p in data] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
 
 
 def test_streams_follow_sql_while_redis_is_away(assets, tmp_path):

@@ -28,17 +28,19 @@ from typing import Any, TypeVar
 import anyio
 from anyio import to_thread
 from redis.client import PubSub
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import Settings
+from tunelab.db.models.metric import Metric
 from tunelab.db.models.run import FINISHED_STATUSES, Run
 from tunelab.db.session import get_sessionmaker
 from tunelab.schemas.metrics import MAX_POINTS_PER_BATCH
 from tunelab.services import metrics, principal_cache, runs, shares
 
 log = logging.getLogger(__name__)
+metric_table = Metric.__table__
 
 # A read is capped; more than one batch holds, so a read cut short still ends with at least one whole flush.
 READ_LIMIT = 2 * MAX_POINTS_PER_BATCH
@@ -85,16 +87,12 @@ def flush_events(points: Sequence[metrics.SequencedPoint], whole: bool) -> list[
     return flushes
 
 
-def _flushes_after(session: Session, run_id: int, after_seq: int) -> tuple[list[Flush], bool]:
-    points = metrics.points_after(session, run_id, after_seq, READ_LIMIT)
-    whole = len(points) < READ_LIMIT
-    return flush_events(points, whole), whole
-
-
 def read_flushes(run_id: int, after_seq: int) -> tuple[list[Flush], bool]:
     """The run's flushes after `after_seq` and whether that was all of them (blocking; its own short session)."""
     with get_sessionmaker()() as session:
-        return _flushes_after(session, run_id, after_seq)
+        points = metrics.points_after(session, run_id, after_seq, READ_LIMIT)
+    whole = len(points) < READ_LIMIT
+    return flush_events(points, whole), whole
 
 
 @dataclass
@@ -105,21 +103,46 @@ class FeedRead:
     flushes: list[Flush] = field(default_factory=list)
     whole: bool = True
 
+    @property
+    def finished(self) -> bool:
+        return self.status is not None and self.status["status"] in FINISHED_STATUSES
+
+
+def _new_points(session: Session, after: dict[int, int]) -> tuple[dict[int, list[metrics.SequencedPoint]], int | None]:
+    """The points of every run in `after` past its flush number, in one query (one round trip for all the runs),
+    and the run the read stopped in when it hit READ_LIMIT (that run's last flush may be cut; later runs got none)."""
+    column = metric_table.c
+    condition = or_(*(and_(column.run_id == run_id, column.seq > seq) for run_id, seq in after.items()))
+    rows = session.execute(
+        select(column.run_id, column.seq, column.key, column.step, column.value, column.wall_time)
+        .where(condition).order_by(column.run_id, column.seq, column.key, column.step).limit(READ_LIMIT)
+    ).all()
+    by_run: dict[int, list[metrics.SequencedPoint]] = {}
+    for run_id, *point in rows:
+        by_run.setdefault(run_id, []).append(metrics.SequencedPoint(*point))
+    return by_run, rows[-1][0] if len(rows) == READ_LIMIT else None
+
 
 def read_feeds(asks: list[tuple[int, int | None, bool, bool]]) -> dict[int, FeedRead]:
     """One session for every feed that is due: (run_id, seq it has or None before its first read, points due,
     status due). Statuses are read first: a run's last flush is committed before its final status, so a final
     status always comes with the points before it."""
-    found: dict[int, FeedRead] = {}
     with get_sessionmaker()() as session:
         status_ids = [run_id for run_id, _, _, status_due in asks if status_due]
         rows = list(session.scalars(select(Run).where(Run.id.in_(status_ids)))) if status_ids else []
         statuses = {public.id: public.model_dump(mode="json") for public in runs.to_public_many(session, rows)}
-        for run_id, seq, points_due, status_due in asks:
-            read = found[run_id] = FeedRead(status=statuses.get(run_id))
-            final = read.status is not None and read.status["status"] in FINISHED_STATUSES
-            if seq is not None and (points_due or final):
-                read.flushes, read.whole = _flushes_after(session, run_id, seq)
+        found = {run_id: FeedRead(status=statuses.get(run_id)) for run_id, _, _, _ in asks}
+        after = {
+            run_id: seq for run_id, seq, points_due, _ in asks
+            if seq is not None and (points_due or found[run_id].finished)
+        }
+        if after:
+            by_run, cut_in = _new_points(session, after)
+            for run_id in after:
+                # The run the read was cut in, and those after it (which got nothing), are read again at once.
+                whole = cut_in is None or run_id < cut_in
+                found[run_id].flushes = flush_events(by_run.get(run_id, []), whole)
+                found[run_id].whole = whole
     return found
 
 
