@@ -13,9 +13,9 @@ from tunelab.core.settings import Settings, get_settings
 
 
 def _pool_kwargs(settings: Settings) -> dict:
-    """Sized to the threads that can hold a connection, so a thread rarely waits for one; a request that holds its
-    transaction between two thread hops may take an overflow connection. A wait longer than db_pool_timeout_s
-    fails the request (503) instead of stalling it."""
+    """A connection for each thread that can use one (Settings.pool_size): no more requests hold a transaction than
+    there are API threads (db_slots, api/deps.py), so none waits for a connection; the overflow is for sessions
+    opened outside requests. A wait longer than db_pool_timeout_s fails (503) instead of stalling."""
     return {"pool_size": settings.pool_size, "max_overflow": settings.db_max_overflow,
             "pool_timeout": settings.db_pool_timeout_s}
 
