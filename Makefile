@@ -80,6 +80,7 @@ bench: $(INSTALLED) test-deps $(FRONTEND_BUILT)
 	$(BIN)/python scripts/bench_metrics.py --backend postgres
 	$(BIN)/python scripts/bench_live.py --backend sqlite
 	$(BIN)/python scripts/bench_live.py --backend postgres
+	$(BIN)/python scripts/bench_live.py --backend postgres --api-workers 2
 	$(BIN)/python scripts/bench_ui.py
 	$(BIN)/python scripts/bench_queue.py
 

@@ -2,6 +2,7 @@
 
     python scripts/bench_live.py --backend sqlite
     python scripts/bench_live.py --backend postgres [--pg-admin-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
+    python scripts/bench_live.py --backend postgres --api-workers 2    (TUNELAB_API_WORKERS: API processes)
 
 Starts a real `tunelab api` process (uvicorn with its access log, as `tunelab up` runs it) on a fresh database and a
 private Redis namespace, signs in as the first admin, creates external runs, opens the SSE clients (10 per run) and
