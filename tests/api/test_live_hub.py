@@ -11,8 +11,7 @@ import psutil
 import redis
 from sqlalchemy import select
 
-from tests.conftest import ApiProcess, first_admin_tokens, fresh_install, wait_for
-from tests.faults.outages import RedisServer
+from tests.conftest import wait_for
 from tests.sse import SseReader
 
 API = "/api/v1"
@@ -176,15 +175,11 @@ def test_one_read_for_many_runs_cut_at_its_limit_never_splits_a_flush(settings, 
         assert [p["step"] for _, data in _parse(text) for p in data] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
 
 
-def test_streams_follow_sql_while_redis_is_away(assets, tmp_path):
-    redis_server = RedisServer(tmp_path / "redis")
-    env = fresh_install(tmp_path, assets, "deaf", TUNELAB_REDIS_URL=redis_server.url)
-    server = ApiProcess(tmp_path / "api.log", env)
-    token = first_admin_tokens(server.base_url, "deaf")[0]["token"]
-    api = httpx.Client(base_url=f"{server.base_url}{API}", timeout=30, headers={"Authorization": f"Bearer {token}"})
+def test_streams_follow_sql_while_redis_is_away(private_stack):
+    api, redis_server, base_url = private_stack.api, private_stack.redis, private_stack.api_server.base_url
     run = _external_run(api)
     auth = {"Authorization": api.headers["Authorization"]}
-    reader = SseReader(f"{server.base_url}{API}/runs/{run['id']}/events", auth).start()
+    reader = SseReader(f"{base_url}{API}/runs/{run['id']}/events", auth).start()
     try:
         wait_for(lambda: "status" in reader.kinds(), 60, 0.05, "the stream to open")
         _log(api, run["id"], 1)
@@ -195,7 +190,7 @@ def test_streams_follow_sql_while_redis_is_away(assets, tmp_path):
         wait_for(lambda: len(reader.points()) == 8, 30, 0.1, "points read from SQL while Redis is down")
 
         redis_server.start()
-        wait_for(lambda: _subscribed_connections(server.base_url, redis_server.client()), 30, 0.2,
+        wait_for(lambda: _subscribed_connections(base_url, redis_server.client()), 30, 0.2,
                  "the hub to subscribe again")
         _log(api, run["id"], 5)
         wait_for(lambda: len(reader.points()) == 12, 30, 0.05, "points after Redis is back")
@@ -205,9 +200,6 @@ def test_streams_follow_sql_while_redis_is_away(assets, tmp_path):
         assert len(reader.sent_last_event_ids) == 1, "the stream itself never broke"
     finally:
         reader.stop()
-        api.close()
-        server.stop()
-        redis_server.kill()
 
 
 def test_a_revoked_share_link_ends_its_streams_within_2_s(api_server, api):
