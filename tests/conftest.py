@@ -299,7 +299,11 @@ class ApiProcess:
             except httpx.HTTPError:
                 return False
 
-        wait_for(healthy, 60, 0.25, "the API to start")
+        try:
+            wait_for(healthy, 60, 0.25, "the API to start")
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         import subprocess
@@ -419,9 +423,16 @@ def private_stack(assets, tmp_path):
     from tests.faults.outages import RedisServer
 
     redis_server = RedisServer(tmp_path / "redis")
-    env = fresh_install(tmp_path, assets, "faults", TUNELAB_REDIS_URL=redis_server.url)
-    server = ApiProcess(tmp_path / "api.log", env)
-    token = first_admin_tokens(server.base_url, "faults")[0]["token"]
+    server = None
+    try:  # a set-up that fails part-way leaves no redis-server or API behind
+        env = fresh_install(tmp_path, assets, "faults", TUNELAB_REDIS_URL=redis_server.url)
+        server = ApiProcess(tmp_path / "api.log", env)
+        token = first_admin_tokens(server.base_url, "faults")[0]["token"]
+    except BaseException:
+        if server is not None:
+            server.stop()
+        redis_server.kill()
+        raise
     api = httpx.Client(base_url=f"{server.base_url}/api/v1", timeout=30, headers={"Authorization": f"Bearer {token}"})
     stack = PrivateStack(tmp_path, env, redis_server, server, api, env["TUNELAB_QUEUES"])
     try:
