@@ -4,6 +4,7 @@ never receives a run id before the run's row is visible."""
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from typing import Literal, TypedDict
 
@@ -58,6 +59,24 @@ def publish_now(run_id: int, message: RunEvent) -> None:
         get_redis().publish(run_channel(run_id), json.dumps(message))
     except Exception:  # noqa: BLE001  (Redis only carries hints; SQL already has the truth)
         log.warning("could not publish to %s", run_channel(run_id), exc_info=True)
+
+
+def wait_for_notice(run_id: int, kinds: frozenset[str], heard: Callable[[], None], stop: threading.Event,
+                    what: str) -> None:
+    """Call `heard` for each notice of one of `kinds` on run:<id> until `stop` is set (run it in a thread of its
+    own); reconnects after losing Redis. Notices are hints: whoever waits also polls SQL, which says the same."""
+    while not stop.is_set():
+        try:
+            pubsub = get_redis().pubsub(ignore_subscribe_messages=True)
+            pubsub.subscribe(run_channel(run_id))
+            while not stop.is_set():
+                message = pubsub.get_message(timeout=0.5)
+                if message and json.loads(message["data"]).get("type") in kinds:
+                    heard()
+            pubsub.close()
+        except Exception:  # noqa: BLE001  (Redis away: the SQL poll still sees the request)
+            log.warning("%s of run %s lost Redis; retrying", what, run_id, exc_info=True)
+            stop.wait(2)
 
 
 @event.listens_for(Session, "after_commit")

@@ -2,7 +2,6 @@
 worker's supervisor): hand the engine a sink backed by SQL and Redis, listen for cancel, record how it ended.
 The same function serves the worker, the CLI and tests."""
 
-import json
 import logging
 import os
 import platform
@@ -12,13 +11,12 @@ import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from tunelab.core.redis import get_redis
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Dataset, Run, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services import artifacts, lifecycle
 from tunelab.services.datasets import dataset_file
-from tunelab.services.events import run_channel
+from tunelab.services.events import wait_for_notice
 from tunelab.services.metrics import MetricPoint, ingest_points
 from tunelab.services.models import model_identity
 from tunelab.services.runs import training_config
@@ -147,18 +145,8 @@ class CancelWatch:
                 log.warning("cancel poll failed for run %s", self.run_id, exc_info=True)
 
     def _listen(self) -> None:
-        while not self._stop.is_set():
-            try:
-                pubsub = get_redis().pubsub(ignore_subscribe_messages=True)
-                pubsub.subscribe(run_channel(self.run_id))
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=0.5)
-                    if message and json.loads(message["data"]).get("type") in ("cancel", "force_stop"):
-                        self._cancel()
-                pubsub.close()
-            except Exception:  # noqa: BLE001  (Redis away: the SQL poll still sees a cancel)
-                log.warning("cancel listener lost Redis for run %s; retrying", self.run_id, exc_info=True)
-                self._stop.wait(2)
+        wait_for_notice(self.run_id, frozenset({"cancel", "force_stop"}), self._cancel, self._stop,
+                        "the cancel listener")
 
 
 def configure_run_log() -> None:

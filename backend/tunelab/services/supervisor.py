@@ -5,7 +5,6 @@ The supervisor stays light (no torch): a duplicate or stale delivery is dropped 
 process that runs it stays warm for the next run, while each run still gets a fresh process (a clean CUDA context,
 a true peak-memory figure)."""
 
-import json
 import logging
 import os
 import signal
@@ -16,12 +15,12 @@ import threading
 import time
 
 from tunelab.core.processes import die_with_parent
-from tunelab.core.redis import environ_with_redis, get_redis, redis_url
+from tunelab.core.redis import environ_with_redis, redis_url
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services import artifacts, lifecycle, queue
-from tunelab.services.events import run_channel
+from tunelab.services.events import wait_for_notice
 from tunelab.services.queue import Broker
 
 log = logging.getLogger(__name__)
@@ -71,8 +70,8 @@ def _supervise(run_id: int, process: subprocess.Popen, settings: Settings) -> bo
     it was killed that way."""
     force = threading.Event()
     done = threading.Event()
-    listener = threading.Thread(target=_listen_for_force_stop, args=(run_id, force, done), daemon=True,
-                                name=f"force-stop-listener-{run_id}")
+    listener = threading.Thread(target=wait_for_notice, daemon=True, name=f"force-stop-listener-{run_id}",
+                                args=(run_id, frozenset({"force_stop"}), force.set, done, "the force-stop listener"))
     listener.start()
     next_beat = time.monotonic()
     try:
@@ -104,20 +103,6 @@ def _kill_group(process: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     process.wait()
-
-
-def _listen_for_force_stop(run_id: int, force: threading.Event, done: threading.Event) -> None:
-    while not done.is_set():
-        try:
-            pubsub = get_redis().pubsub(ignore_subscribe_messages=True)
-            pubsub.subscribe(run_channel(run_id))
-            while not done.is_set():
-                message = pubsub.get_message(timeout=0.5)
-                if message and json.loads(message["data"]).get("type") == "force_stop":
-                    force.set()
-            pubsub.close()
-        except Exception:  # noqa: BLE001  (Redis away: the heartbeat's SQL check still sees a force stop)
-            done.wait(2)
 
 
 def _settle(settings: Settings, run_id: int, attempt: int, returncode: int, forced: bool,
