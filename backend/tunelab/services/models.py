@@ -72,16 +72,30 @@ def _hub_cache_path(model_id: str) -> Path | None:
 
 def model_identity(path: Path) -> dict[str, object]:
     """What identifies the base weights a run starts from, cheap enough for every launch: the hub revision when
-    the path is a cached snapshot, and a digest of the file names and sizes (plus config.json's bytes)."""
+    the path is a cached snapshot, and a digest of the file names and sizes (plus config.json's bytes). For a GGUF
+    base, the digest covers the GGUF alone (not the Hugging Face copy made beside it), with its sha256 and the
+    copy its adapters record as their base."""
     import hashlib
 
+    from tunelab.training.base_models import gguf_identity
+    from tunelab.training.models import find_gguf
+
+    try:
+        gguf = find_gguf(str(path))
+    except ValueError:  # several GGUFs in one folder: the load names the problem; the identity covers them all
+        gguf = None
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    if gguf is not None:
+        files = [gguf]
+    else:
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for file in files:
         digest.update(f"{file.relative_to(path.parent if path.is_file() else path)}:{file.stat().st_size}\n".encode())
         if file.name == "config.json":
             digest.update(file.read_bytes())
     identity: dict[str, object] = {"path": str(path), "files_digest": digest.hexdigest()}
+    if gguf is not None:
+        identity.update(gguf_identity(gguf))
     if path.parent.name == "snapshots":
         identity["hub_revision"] = path.name
     return identity
