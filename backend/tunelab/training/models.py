@@ -1,6 +1,7 @@
 """Load a base model and its tokenizer from a local HF directory, a GGUF file, or a Hugging Face id."""
 
 import logging
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,17 +13,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("tunelab.training")
 
-# ChatML (SmolLM2, Qwen2 …) with the assistant turn inside {% generation %}, for templates TRL cannot patch itself.
-CHATML_TRAINING_TEMPLATE = (
-    "{% for message in messages %}"
-    "{% if message['role'] == 'assistant' %}"
-    "<|im_start|>assistant\n{% generation %}{{ message['content'] }}<|im_end|>{% endgeneration %}\n"
-    "{% else %}"
-    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
-    "{% endif %}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
+# Conversations a patched chat template must render byte for byte as the model's own does, with and without the
+# generation prompt: training then sees the text inference sends (default system prompt included).
+TEMPLATE_PROBE_CHATS: list[list[dict[str, str]]] = [
+    [{"role": "user", "content": "Hi"}],
+    [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+     {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"},
+     {"role": "assistant", "content": "Bye!"}],
+]
 
 
 def find_gguf(model_ref: str) -> Path | None:
@@ -40,30 +39,112 @@ def find_gguf(model_ref: str) -> Path | None:
 
 
 def ensure_training_chat_template(tokenizer: "PreTrainedTokenizerBase") -> None:
-    """Give the tokenizer a chat template whose assistant turns carry {% generation %} markers, where one is known."""
+    """Keep the model's own chat template, with {% generation %} markers around the assistant's answers added where it
+    lacks them (TRL's patch for the templates it knows, else `add_generation_markers`), so that chat datasets can
+    train on answers only. A template that cannot be patched without changing what it renders is kept as it is."""
     from trl.chat_template_utils import get_training_chat_template, has_generation_markers
 
     template = tokenizer.chat_template
-    if not template or has_generation_markers(template):
+    if not template or not isinstance(template, str) or has_generation_markers(template):
         return
     try:
+        # TRL's own patches are trusted as they are: some deliberately render tool turns differently.
         patched = get_training_chat_template(tokenizer)
     except ValueError:
-        patched = CHATML_TRAINING_TEMPLATE if "<|im_start|>" in template else None
+        patched = add_generation_markers(template)
+        patched = patched if patched is not None and renders_like(tokenizer, patched) else None
     if patched:
         tokenizer.chat_template = patched
     else:
         logger.warning("chat template has no {%% generation %%} markers; chat datasets cannot train on answers only")
 
 
+_LOOP_VARIABLE = re.compile(r"\{%-?\s*for\s+(\w+)\s+in\s+(?:loop_)?messages\b")
+_OUTPUT_EXPRESSION = re.compile(r"\{\{(?P<open>-?)(?P<expr>(?:(?!\}\}).)*?)(?P<close>-?)\}\}", re.DOTALL)
+
+
+def _split_concatenation(expression: str) -> list[str]:
+    """The terms of a Jinja `a + b + c` expression, splitting only on `+` outside string literals and brackets."""
+    terms, depth, quote, current = [], 0, "", ""
+    for char in expression:
+        if quote:
+            quote = "" if char == quote and not current.endswith("\\") else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "+" and depth == 0:
+            terms.append(current.strip())
+            current = ""
+            continue
+        current += char
+    terms.append(current.strip())
+    return terms
+
+
+def add_generation_markers(template: str) -> str | None:
+    """The template with the assistant's content (and the end-of-turn string right after it) inside {% generation %},
+    for templates that print each message in one `{{ ... + message['content'] + ... }}` expression inside their loop
+    over the messages (SmolLM2, ChatML-style); None for any other shape. Rendering is unchanged: only the assistant
+    branch gains the markers, which print nothing."""
+    loop = _LOOP_VARIABLE.search(template)
+    if loop is None:
+        return None
+    variable = loop.group(1)
+    content = re.compile(rf"^{variable}(\[\s*['\"]content['\"]\s*\]|\.content)$")
+    matches = [m for m in _OUTPUT_EXPRESSION.finditer(template, loop.end())
+               if any(content.match(term) for term in _split_concatenation(m.group("expr")))]
+    if len(matches) != 1:
+        return None
+    match = matches[0]
+    terms = _split_concatenation(match.group("expr"))
+    at = next(i for i, term in enumerate(terms) if content.match(term))
+    head, tail = terms[:at], terms[at + 1 :]
+    # The end-of-turn string is part of the answer: the model learns to stop.
+    answer_end = tail[:1] if tail and tail[0][:1] in "'\"" and tail[0][1:-1].strip() else []
+    after = tail[len(answer_end) :]
+    assistant_branch = (
+        (f"{{{{ {' + '.join(head)} }}}}" if head else "")
+        + f"{{% generation %}}{{{{ {' + '.join([terms[at], *answer_end])} }}}}{{% endgeneration %}}"
+        + (f"{{{{ {' + '.join(after)} }}}}" if after else "")
+    )
+    replacement = (
+        f"{{%{match.group('open')} if {variable}['role'] == 'assistant' %}}{assistant_branch}"
+        f"{{% else %}}{{{{ {match.group('expr').strip()} }}}}{{% endif {match.group('close')}%}}"
+    )
+    return template[: match.start()] + replacement + template[match.end() :]
+
+
+def renders_like(tokenizer: "PreTrainedTokenizerBase", patched: str) -> bool:
+    """Whether `patched` renders every probe conversation exactly as the tokenizer's own template does."""
+    for messages in TEMPLATE_PROBE_CHATS:
+        for add_generation_prompt in (False, True):
+            try:
+                own = tokenizer.apply_chat_template(messages, tokenize=False,
+                                                    add_generation_prompt=add_generation_prompt)
+            except Exception:  # noqa: BLE001  (a template may refuse a role order; the patch must refuse it too)
+                own = None
+            try:
+                theirs = tokenizer.apply_chat_template(messages, tokenize=False, chat_template=patched,
+                                                       add_generation_prompt=add_generation_prompt)
+            except Exception:  # noqa: BLE001
+                theirs = None
+            if own != theirs:
+                return False
+    return True
+
+
 def load_model_and_tokenizer(model_ref: str) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
     """(model in float32, tokenizer with a training chat template) for a directory, GGUF file or hub id."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from tunelab.training.base_models import ensure_hf_base
 
     gguf_path = find_gguf(model_ref)
+    # A GGUF base trains from its Hugging Face copy, which its adapters then record as their base (see base_models).
     source = str(ensure_hf_base(gguf_path)) if gguf_path is not None else model_ref
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
