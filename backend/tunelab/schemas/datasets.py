@@ -58,6 +58,7 @@ class DatasetPublic(BaseModel):
     content_hash: str = Field(description="SHA-256 of the uploaded bytes")
     size_bytes: int
     row_count: int
+    split_seed: int = Field(description="Seed that picks the eval split of every run on this dataset (fixed with it)")
     stats: DatasetStats
     bundled: bool = Field(description="Shipped with Tunelab rather than uploaded")
     created_at: datetime

@@ -305,6 +305,7 @@ def _store(
         content_hash=validated.content_hash,
         size_bytes=validated.size_bytes,
         row_count=validated.row_count,
+        split_seed=split_seed_for(validated.content_hash),
         stats={"chars": validated.char_stats.model_dump()},
         bundled=bundled,
     )
@@ -312,6 +313,11 @@ def _store(
     # Flush here so that a failing insert surfaces now and the file written for it is removed with the rollback.
     session.flush()
     return dataset
+
+
+def split_seed_for(content_hash: str) -> int:
+    """The eval-split seed of a dataset with these bytes: fixed by its content, so the same file splits alike."""
+    return int(content_hash[:7], 16)  # 28 bits: fits the Integer column
 
 
 def _write_content_addressed(session: Session, settings: Settings, content_hash: str, data: bytes) -> str:

@@ -45,6 +45,7 @@ class DatasetRef(TypedDict):
     format: str
     content_hash: str
     rows: int
+    split_seed: NotRequired[int]  # picks the eval split; absent from runs launched before datasets had one
 
 
 class RunConfig(TypedDict):
@@ -124,7 +125,8 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
         "model": body.model,
         "model_path": str(model_path),
         "dataset": {"id": dataset.id, "name": dataset.name, "format": dataset.format,
-                    "content_hash": dataset.content_hash, "rows": dataset.row_count},
+                    "content_hash": dataset.content_hash, "rows": dataset.row_count,
+                    "split_seed": dataset.split_seed},
         "params": params,
     }
 

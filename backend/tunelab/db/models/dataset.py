@@ -19,6 +19,9 @@ class Dataset(Base):
     content_hash: Mapped[str] = mapped_column(String(64), index=True)
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     row_count: Mapped[int] = mapped_column(Integer)
+    # Picks the eval split of every run on this dataset, whatever the run's seed: runs of one dataset are evaluated
+    # on the same rows, so their eval losses compare.
+    split_seed: Mapped[int] = mapped_column(Integer)
     stats: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     bundled: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
