@@ -10,7 +10,13 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-from tunelab.assets.build import SAMPLE_DATASET_FILE, TINY_MODEL_NAME, build_assets  # noqa: E402
+from tunelab.assets.build import (  # noqa: E402
+    PREFERENCE_DATASET_FILE,
+    SAMPLE_DATASET_FILE,
+    TEXT_DATASET_FILE,
+    TINY_MODEL_NAME,
+    build_assets,
+)
 from tunelab.training.engine import run_training  # noqa: E402
 from tunelab.training.registry import resolve_params  # noqa: E402
 from tunelab.training.sink import TrainingJob, TrainingResult  # noqa: E402
@@ -77,6 +83,14 @@ class Assets:
     def sample_dataset(self) -> Path:
         return self.samples_dir / SAMPLE_DATASET_FILE
 
+    @property
+    def preference_dataset(self) -> Path:
+        return self.samples_dir / PREFERENCE_DATASET_FILE
+
+    @property
+    def text_dataset(self) -> Path:
+        return self.samples_dir / TEXT_DATASET_FILE
+
 
 @pytest.fixture(scope="session")
 def assets(tmp_path_factory) -> Assets:
@@ -88,11 +102,13 @@ def assets(tmp_path_factory) -> Assets:
 
 @pytest.fixture
 def train(assets, tmp_path):
-    """Run the engine on the tiny model: train(method, dataset_format=..., dataset_path=..., sink=..., **params)."""
+    """Run the engine on the tiny model: train(method, objective=..., dataset_format=..., dataset_path=..., sink=...,
+    **params)."""
 
     def _train(
         method: str,
         *,
+        objective: str = "sft",
         sink: RecordingSink | None = None,
         dataset_path: Path | None = None,
         dataset_format: str = "instruction",
@@ -101,13 +117,13 @@ def train(assets, tmp_path):
     ) -> tuple[TrainingResult, RecordingSink, TrainingJob]:
         sink = sink or RecordingSink()
         job = TrainingJob(
-            objective="sft",
+            objective=objective,
             method=method,
             model=str(model or assets.tiny_model),
             dataset_path=dataset_path or assets.sample_dataset,
             dataset_format=dataset_format,
-            params=resolve_params(method, params),
-            output_dir=tmp_path / f"run-{method}",
+            params=resolve_params(method, params, objective),
+            output_dir=tmp_path / f"run-{objective}-{method}",
         )
         job.output_dir.mkdir()
         return run_training(job, sink), sink, job

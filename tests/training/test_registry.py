@@ -7,32 +7,60 @@ import pytest
 from pydantic import ValidationError
 
 from tunelab.training.formats import DatasetFormat
-from tunelab.training.registry import get_method, get_objective, list_methods, list_objectives, resolve_params
+from tunelab.training.registry import (
+    get_method,
+    get_objective,
+    list_methods,
+    list_objectives,
+    methods_for,
+    params_model,
+    resolve_params,
+)
 
-EXPECTED_METHODS = {"full", "lora", "prefix", "prompt", "ptuning", "ia3"}
+EXPECTED_METHODS = {"full", "lora", "dora", "qlora", "prefix", "prompt", "ptuning", "ia3"}
+EXPECTED_OBJECTIVES = {"sft", "pretrain", "dpo"}
+COMBINATIONS = sorted((o.name, m.name) for o in list_objectives() for m in methods_for(o.name))
 
 
 def test_registry_lists_every_method_and_objective():
     assert {m.name for m in list_methods()} == EXPECTED_METHODS
-    assert "sft" in {o.name for o in list_objectives()}
+    assert {o.name for o in list_objectives()} == EXPECTED_OBJECTIVES
     for method in list_methods():
         assert method.title and method.description
-        assert all(get_objective(name) for name in method.objectives)
+        assert all(get_objective(name) for name in method.objectives or ())
         assert method.peft == (method.name != "full")
     for objective in list_objectives():
+        assert objective.title and objective.description
         assert set(objective.dataset_formats) <= {f.value for f in DatasetFormat}
+        assert methods_for(objective.name), f"{objective.name} trains with no method"
 
 
-@pytest.mark.parametrize("method", sorted(EXPECTED_METHODS))
-def test_schema_defaults_round_trip(method):
-    model = get_method(method).params_model
+@pytest.mark.parametrize(("objective", "method"), COMBINATIONS)
+def test_schema_defaults_round_trip(objective, method):
+    model = params_model(objective, method)
     schema = model.model_json_schema()
     assert schema.get("additionalProperties") is False
     defaults = {name: prop["default"] for name, prop in schema["properties"].items() if "default" in prop}
     assert set(defaults) == set(schema["properties"]), "every field has a default, so {} is a valid launch"
     assert all("description" in prop for prop in schema["properties"].values())
-    assert resolve_params(method, defaults) == resolve_params(method, {})
-    assert model.model_validate(resolve_params(method, {})).model_dump(mode="json") == resolve_params(method, {})
+    resolved = resolve_params(method, {}, objective)
+    assert resolve_params(method, defaults, objective) == resolved
+    assert model.model_validate(resolved).model_dump(mode="json") == resolved
+    assert set(get_objective(objective).params_model.model_fields) <= set(resolved)
+
+
+def test_objective_params_and_defaults_join_the_methods():
+    dpo_lora = resolve_params("lora", {}, "dpo")
+    assert dpo_lora["beta"] == 0.1 and dpo_lora["loss_type"] == "sigmoid"
+    # DPO trains 40x gentler than SFT with the same method, as the practice table says.
+    assert dpo_lora["learning_rate"] == pytest.approx(resolve_params("lora", {})["learning_rate"] * 0.025, rel=1e-2)
+    assert "beta" not in resolve_params("lora", {}) and resolve_params("lora", {})["packing"] is False
+    with pytest.raises(ValidationError, match="beta"):
+        resolve_params("lora", {"beta": 0.1}, "sft")
+    with pytest.raises(ValidationError):
+        resolve_params("full", {"beta": 0}, "dpo")
+    schema = params_model("dpo", "full").model_json_schema()["properties"]["learning_rate"]
+    assert schema["exclusiveMinimum"] == 0 and schema["description"], "a changed default keeps bounds and help"
 
 
 @pytest.mark.parametrize("method", sorted(EXPECTED_METHODS))

@@ -6,11 +6,13 @@ Usage: python -m tunelab.assets.build MODELS_DIR SAMPLES_DIR
 import json
 import random
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 TINY_MODEL_NAME = "tunelab-tiny"
 SAMPLE_DATASET_FILE = "tiny-tasks.jsonl"
+PREFERENCE_DATASET_FILE = "tiny-preferences.jsonl"
+TEXT_DATASET_FILE = "tiny-notes.jsonl"
 ASSET_SEED = 1234
 
 # The assistant turn sits inside {% generation %} so TRL's assistant_only_loss can find it; the eos token is inside
@@ -44,6 +46,25 @@ class AssetDescriptor:
     title: str = ""
     format: str = "instruction"  # datasets only: a DatasetFormat value
     make_target: str | None = None  # models only: the make target that fetches it, when it is not built here
+    # Models only: {method name: {param: value}} applied over the method's own defaults when a run uses this model
+    # (the launch form shows them; the API fills them in for params a launch leaves out).
+    param_defaults: dict[str, dict[str, object]] = field(default_factory=dict)
+
+
+# The tiny model is random and tiny: it learns its tasks in 60 steps only at learning rates far above what real
+# models take, from the first step (no warmup), without dropout; and 16 virtual tokens are plenty for it.
+_TINY_LORA = {"learning_rate": 5e-3, "lora_dropout": 0.0, "warmup_ratio": 0.0}
+_TINY_PROMPT_LEARNING = {"num_virtual_tokens": 16, "warmup_ratio": 0.0}
+TINY_PARAM_DEFAULTS: dict[str, dict[str, object]] = {
+    "full": {"learning_rate": 3e-3, "warmup_ratio": 0.0},
+    "lora": _TINY_LORA,
+    "dora": _TINY_LORA,
+    "qlora": _TINY_LORA,
+    "prefix": {"learning_rate": 1e-2, **_TINY_PROMPT_LEARNING},
+    "prompt": {"learning_rate": 3e-2, **_TINY_PROMPT_LEARNING},
+    "ptuning": {"learning_rate": 1e-2, **_TINY_PROMPT_LEARNING},
+    "ia3": {"learning_rate": 1e-2, "warmup_ratio": 0.0},
+}
 
 
 BUNDLED_MODELS = [
@@ -53,6 +74,7 @@ BUNDLED_MODELS = [
         title="Tunelab tiny Llama (bundled)",
         description="Randomly initialised 4-layer Llama (~0.26M parameters) with a tokenizer trained on the sample "
         "dataset; trains in seconds on a CPU. For demos and tests.",
+        param_defaults=TINY_PARAM_DEFAULTS,
     ),
     AssetDescriptor(
         name="smollm2-135m-instruct",
@@ -70,6 +92,21 @@ SAMPLE_DATASETS = [
         title="Tiny tasks (sample)",
         description="600 instruction rows of small word and number tasks (uppercase, reverse word order, add, "
         "count letters); the tiny model learns them visibly in a minute.",
+    ),
+    AssetDescriptor(
+        name="tiny-preferences",
+        path=PREFERENCE_DATASET_FILE,
+        title="Tiny task preferences (sample)",
+        format="preference",
+        description="300 preference pairs on the tiny tasks: the right answer chosen, a near miss (off by one, "
+        "words left in order, not capitalised) rejected. DPO raises the reward margin on it within a few steps.",
+    ),
+    AssetDescriptor(
+        name="tiny-notes",
+        path=TEXT_DATASET_FILE,
+        title="Tiny task notes (sample text)",
+        format="text",
+        description="200 short plain-text notes about the tiny tasks' words and numbers, for continued pretraining.",
     ),
 ]
 
@@ -99,11 +136,51 @@ def sample_rows(count: int = 600, seed: int = ASSET_SEED) -> list[dict]:
     return [_task_row(rng) for _ in range(count)]
 
 
-def write_sample_dataset(path: Path) -> None:
+def _near_miss(row: dict, rng: random.Random) -> str:
+    """A wrong answer close to the right one, so a preference between them is about the task, not the form."""
+    output = row["output"]
+    if output.isdigit():
+        return str(int(output) + rng.choice((-2, -1, 1, 2)) if int(output) > 2 else int(output) + 1)
+    return row["input"]  # the word not capitalised, or the words left in their order
+
+
+def preference_rows(count: int = 300, seed: int = ASSET_SEED) -> list[dict]:
+    """Pairs on the tiny tasks (the same prompts a user turn of tiny-tasks has): right answer chosen, near miss
+    rejected."""
+    rng = random.Random(seed + 1)
+    rows = []
+    for row in sample_rows(count, seed + 1):
+        prompt = f"{row['instruction']}\n\n{row['input']}" if row["input"] else row["instruction"]
+        rows.append({"prompt": prompt, "chosen": row["output"], "rejected": _near_miss(row, rng)})
+    return rows
+
+
+def _note_sentence(rng: random.Random) -> str:
+    word, other = rng.sample(WORDS, 2)
+    a, b = rng.randrange(50), rng.randrange(50)
+    return rng.choice((
+        f"In capital letters {word} is {word.upper()}.",
+        f"The word {word} has {len(word)} letters.",
+        f"{a} plus {b} makes {a + b}.",
+        f"Reversed, {word} {other} reads {other} {word}.",
+    ))
+
+
+def text_rows(count: int = 200, seed: int = ASSET_SEED) -> list[dict]:
+    """Notes of 3 to 8 sentences each: plain text for continued pretraining."""
+    rng = random.Random(seed + 2)
+    return [{"text": " ".join(_note_sentence(rng) for _ in range(rng.randint(3, 8)))} for _ in range(count)]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
-        for row in sample_rows():
+        for row in rows:
             out.write(json.dumps(row) + "\n")
+
+
+def write_sample_dataset(path: Path) -> None:
+    _write_jsonl(path, sample_rows())
 
 
 def _training_text(dataset_path: Path) -> list[str]:
@@ -162,10 +239,13 @@ def build_tiny_model(dataset_path: Path, model_dir: Path) -> None:
 
 
 def build_assets(models_dir: Path, samples_dir: Path) -> None:
-    """Write the sample dataset and the tiny model unless they already exist."""
+    """Write the sample datasets and the tiny model unless they already exist."""
     dataset_path = Path(samples_dir) / SAMPLE_DATASET_FILE
     if not dataset_path.exists():
         write_sample_dataset(dataset_path)
+    for file_name, rows in ((PREFERENCE_DATASET_FILE, preference_rows), (TEXT_DATASET_FILE, text_rows)):
+        if not (Path(samples_dir) / file_name).exists():
+            _write_jsonl(Path(samples_dir) / file_name, rows())
     model_dir = Path(models_dir) / TINY_MODEL_NAME
     if not (model_dir / "model.safetensors").exists():
         build_tiny_model(dataset_path, model_dir)

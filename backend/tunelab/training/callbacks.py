@@ -11,25 +11,24 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from tunelab.training.checkpoints import CHECKPOINT_EXTRAS, CHECKPOINT_PREFIX
+from tunelab.training.distributed import any_process, wait_for_every_process
 from tunelab.training.sink import RunSink
 
 logger = logging.getLogger("tunelab.training")
 
-# Trainer log key -> Tunelab metric key, for a training log line.
-TRAIN_KEYS = {
-    "loss": "train/loss",
-    "learning_rate": "train/learning_rate",
-    "grad_norm": "train/grad_norm",
-    "epoch": "train/epoch",
-    "mean_token_accuracy": "train/mean_token_accuracy",
-}
+# Trainer log keys every objective's training log line has; each objective adds its own (ObjectiveSpec.metric_keys).
+COMMON_TRAIN_KEYS = ("loss", "learning_rate", "grad_norm", "epoch")
 
 
 class SinkCallback(TrainerCallback):
     """Forwards train/eval metrics and progress to the sink, and stops training once the sink asks to cancel."""
 
-    def __init__(self, sink: RunSink) -> None:
+    def __init__(self, sink: RunSink, metric_keys: tuple[str, ...] = (), reports_perplexity: bool = True) -> None:
         self.sink = sink
+        # Trainer log key -> Tunelab metric key ("rewards/margins" -> "train/rewards/margins").
+        self.train_keys = {name: f"train/{name}" for name in (*COMMON_TRAIN_KEYS, *metric_keys)}
+        self.eval_keys = {f"eval_{name}": f"eval/{name}" for name in metric_keys}
+        self.reports_perplexity = reports_perplexity
         self.canceled = False
         self._step_started = 0.0
         self._seconds_since_log = 0.0  # time inside training steps only, so evaluations do not dilute throughput
@@ -44,7 +43,7 @@ class SinkCallback(TrainerCallback):
         logs = logs or {}
         values: dict[str, float] = {}
         if "loss" in logs:
-            values.update({key: float(logs[name]) for name, key in TRAIN_KEYS.items() if name in logs})
+            values.update({key: float(logs[name]) for name, key in self.train_keys.items() if name in logs})
             # TRL logs the running count of input tokens; their increase over the step time since the last log is
             # the throughput.
             num_tokens = float(logs.get("num_tokens", self._tokens_at_last_log))
@@ -56,9 +55,9 @@ class SinkCallback(TrainerCallback):
         if "eval_loss" in logs:
             eval_loss = float(logs["eval_loss"])
             values["eval/loss"] = eval_loss
-            values["eval/perplexity"] = math.exp(min(eval_loss, 700.0))  # exp overflows a float past ~709
-            if "eval_mean_token_accuracy" in logs:
-                values["eval/mean_token_accuracy"] = float(logs["eval_mean_token_accuracy"])
+            if self.reports_perplexity:
+                values["eval/perplexity"] = math.exp(min(eval_loss, 700.0))  # exp overflows a float past ~709
+            values.update({key: float(logs[name]) for name, key in self.eval_keys.items() if name in logs})
         if values:
             self.sink.log_metrics(state.global_step, values, time.time())
             logger.info("step %d: %s", state.global_step, ", ".join(f"{k}={v:.6g}" for k, v in values.items()))
@@ -67,6 +66,8 @@ class SinkCallback(TrainerCallback):
                     **kwargs: Any) -> None:
         self._seconds_since_log += time.perf_counter() - self._step_started
         self.sink.progress(state.global_step, state.max_steps)
+        # Only rank 0 hears a cancel (the others' sinks record nothing); every rank must stop at the same step, or the
+        # ones still training wait forever on the others' gradients.
         if self.sink.should_cancel():
             logger.info("cancel requested: stopping after step %d, saving a checkpoint", state.global_step)
             self.canceled = True
@@ -76,6 +77,9 @@ class SinkCallback(TrainerCallback):
             control.should_evaluate = False
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
+        # Each rank writes its own RNG state into the checkpoint after rank 0 wrote the rest: the checkpoint is
+        # complete once all have.
+        wait_for_every_process()
         self.sink.checkpoint_saved(state.global_step)
 
 
@@ -88,5 +92,5 @@ class TokensSeenRecorder(TrainerCallback):
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any) -> None:
         assert args.output_dir is not None, "TrainingArguments fills in a default"
         folder = Path(args.output_dir) / f"{CHECKPOINT_PREFIX}{state.global_step}"
-        if folder.is_dir():
+        if state.is_world_process_zero and folder.is_dir():
             (folder / CHECKPOINT_EXTRAS).write_text(json.dumps({"num_tokens": int(self.count())}), encoding="utf-8")

@@ -22,16 +22,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from tunelab.training.checkpoints import CHECKPOINTS_DIR, checkpoint_tokens_seen, latest_checkpoint
-from tunelab.training.params import TrainingParams
-from tunelab.training.registry import MethodSpec, Record, get_method, get_objective
+from tunelab.training.registry import (
+    MethodSpec,
+    ObjectiveSpec,
+    Record,
+    TrainerInputs,
+    get_method,
+    get_objective,
+    params_model,
+)
 from tunelab.training.sink import RunSink, RunSummary, TrainingJob, TrainingResult
 
 if TYPE_CHECKING:
     import torch
     from peft import PeftModelForCausalLM
     from torch import nn
-    from transformers import PreTrainedTokenizerBase
-    from trl import SFTConfig, SFTTrainer
+    from transformers import PreTrainedTokenizerBase, Trainer
 
     from tunelab.training.models import CausalLM
 
@@ -59,45 +65,6 @@ def split_records(records: list[Record], eval_fraction: float, seed: int) -> tup
     train = [record for i, record in enumerate(records) if i not in eval_indices]
     held_out = [record for i, record in enumerate(records) if i in eval_indices]
     return train, held_out
-
-
-def build_sft_config(params: TrainingParams, output_dir: Path, has_eval: bool, dataset_format: str,
-                     resuming: bool = False) -> "SFTConfig":
-    """SFTConfig for validated TrainingParams, every setting explicit (TRL's defaults differ from transformers')."""
-    import torch
-    from trl import SFTConfig
-
-    if params.precision != "fp32" and not torch.cuda.is_available():
-        raise ValueError(f"precision {params.precision} needs a CUDA GPU; use fp32 on CPU")
-    return SFTConfig(
-        output_dir=str(output_dir),
-        max_steps=params.max_steps or -1,
-        num_train_epochs=params.num_train_epochs,
-        learning_rate=params.learning_rate,
-        lr_scheduler_type=params.lr_scheduler_type,
-        warmup_steps=params.warmup_ratio,  # a float below 1 is a ratio of the total steps
-        per_device_train_batch_size=params.per_device_train_batch_size,
-        per_device_eval_batch_size=params.per_device_train_batch_size,
-        gradient_accumulation_steps=params.gradient_accumulation_steps,
-        max_length=params.max_length,
-        weight_decay=params.weight_decay,
-        eval_strategy="steps" if has_eval else "no",
-        eval_steps=params.eval_steps,
-        # The step-0 eval loss is the baseline runs are compared against; a resumed run has it already.
-        eval_on_start=has_eval and not resuming,
-        logging_steps=params.logging_steps,
-        seed=params.seed,
-        bf16=params.precision == "bf16",
-        fp16=params.precision == "fp16",
-        activation_checkpointing=params.gradient_checkpointing,  # the new name; TRL defaults the old one to True
-        use_cpu=not torch.cuda.is_available(),
-        assistant_only_loss=dataset_format == "chat",
-        save_strategy="steps",
-        save_steps=params.checkpoint_every_steps,
-        save_total_limit=params.checkpoints_to_keep,
-        report_to="none",
-        disable_tqdm=True,
-    )
 
 
 def count_parameters(model: "nn.Module") -> tuple[int, int]:
@@ -134,10 +101,11 @@ def decode(tokenizer: "PreTrainedTokenizerBase", token_ids: "list[int] | torch.T
 
 
 def sample_prompt(record: Record, tokenizer: "PreTrainedTokenizerBase") -> tuple[str, str]:
-    """(prompt text as the model sees it, expected continuation) for one SFT record."""
+    """(prompt text as the model sees it, expected continuation) for one record an objective's trainer takes."""
     if "prompt" in record:
+        # A prompt/completion record, or a preference pair, whose chosen answer is the one expected.
         prompt = generation_prompt(tokenizer, record["prompt"])
-        return prompt, record["completion"][0]["content"]
+        return prompt, record["completion" if "completion" in record else "chosen"][0]["content"]
     if "messages" in record:
         messages = record["messages"]
         last_answer = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
@@ -197,11 +165,10 @@ def library_versions() -> dict[str, str]:
     }
 
 
-def check_job(job: TrainingJob, method: MethodSpec) -> None:
+def check_job(job: TrainingJob, objective: ObjectiveSpec, method: MethodSpec) -> None:
     """Raise a ValueError naming the mismatch when the objective cannot take this method or dataset format."""
-    objective = get_objective(job.objective)
-    if job.objective not in method.objectives:
-        raise ValueError(f"method {method.name!r} does not support objective {job.objective!r}")
+    if not method.supports(objective.name):
+        raise ValueError(f"method {method.name!r} does not support objective {objective.name!r}")
     if job.dataset_format not in objective.dataset_formats:
         raise ValueError(
             f"the {job.objective!r} objective takes {', '.join(objective.dataset_formats)} datasets, "
@@ -219,23 +186,21 @@ def run_training(job: TrainingJob, sink: RunSink) -> TrainingResult:
 
 def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     import torch
-    from datasets import Dataset
     from transformers import PrinterCallback
-    from trl import SFTTrainer
 
     from tunelab.training.callbacks import SinkCallback, TokensSeenRecorder
     from tunelab.training.models import load_model_and_tokenizer
 
     started = time.perf_counter()
-    method = get_method(job.method)
-    check_job(job, method)
-    params = method.params_model.model_validate(job.params)
+    objective, method = get_objective(job.objective), get_method(job.method)
+    check_job(job, objective, method)
+    params = params_model(objective.name, method.name).model_validate(job.params)
     output_dir = Path(job.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
 
-    records = get_objective(job.objective).convert_rows(read_jsonl(job.dataset_path), job.dataset_format)
+    records = objective.convert_rows(read_jsonl(job.dataset_path), job.dataset_format)
     train_records, eval_records = split_records(records, params.eval_split, params.seed)
     if not train_records:
         raise ValueError(f"dataset {job.dataset_path} has no rows to train on")
@@ -253,25 +218,28 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
     logger.info("training %s/%s on %s: %s", job.objective, job.method, job.model, run_config["params"])
 
-    model, tokenizer = load_model_and_tokenizer(job.model)
+    loading = method.model_loading(method, params)
+    model, tokenizer = load_model_and_tokenizer(job.model, loading)
     tokenizer_dir = output_dir / "tokenizer"
     tokenizer.save_pretrained(tokenizer_dir)
     build_peft_config = method.build_peft_config  # there for PEFT methods only
     peft_config = build_peft_config(params, str(tokenizer_dir)) if build_peft_config is not None else None
     checkpoint = latest_checkpoint(output_dir / CHECKPOINTS_DIR) if job.resume else None
-    callback = SinkCallback(sink)
+    callback = SinkCallback(sink, objective.metric_keys, objective.reports_perplexity)
     tokens_recorder = TokensSeenRecorder()
-    trainer = SFTTrainer(
-        model=model,
-        args=build_sft_config(params, output_dir / CHECKPOINTS_DIR, bool(eval_records), job.dataset_format,
-                              resuming=checkpoint is not None),
-        train_dataset=Dataset.from_list(train_records),
-        eval_dataset=Dataset.from_list(eval_records) if eval_records else None,
-        processing_class=tokenizer,
-        peft_config=peft_config,
-        callbacks=[tokens_recorder, callback],
-    )
-    tokens_recorder.count = lambda: trainer._total_train_tokens
+
+    def load_base_model() -> "CausalLM":
+        base, _ = load_model_and_tokenizer(job.model, loading)
+        return base
+
+    trainer = objective.build_trainer(TrainerInputs(
+        model=model, tokenizer=tokenizer, params=params, train_records=train_records, eval_records=eval_records,
+        peft_config=peft_config, dataset_format=job.dataset_format, checkpoints_dir=output_dir / CHECKPOINTS_DIR,
+        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback], load_base_model=load_base_model,
+    ))
+    # TRL's trainers (SFT, DPO …) keep their running count of training tokens in _total_train_tokens.
+    token_counter = cast(Any, trainer)
+    tokens_recorder.count = lambda: token_counter._total_train_tokens
     # With tqdm off the trainer prints every log dict to stdout; the callback already logs them through `logger`.
     trainer.remove_callback(PrinterCallback)
     # What the method costs is known before the first step: report it now, so it shows while the run trains.
@@ -279,7 +247,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     sink.set_summary({"trainable_params": trainable, "total_params": total})
     if checkpoint is not None:
         # TRL counts training tokens in memory only; carry the count on, so "tokens seen" continues where it was.
-        trainer._total_train_tokens = checkpoint_tokens_seen(checkpoint)
+        token_counter._total_train_tokens = checkpoint_tokens_seen(checkpoint)
         logger.info("resuming from %s", checkpoint.name)
     if sink.should_cancel():  # canceled while the model was loading: nothing to train or save
         logger.info("canceled before the first step")
@@ -300,19 +268,20 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     if eval_records and not callback.canceled:
         write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl")
 
-    summary = run_summary(trained, history, train_output.metrics, time.perf_counter() - started)
+    summary = run_summary(trained, history, train_output.metrics, time.perf_counter() - started,
+                          objective.reports_perplexity)
     sink.set_summary(summary)
     logger.info("%s: %s", "canceled" if callback.canceled else "finished", summary)
     return TrainingResult(canceled=callback.canceled, summary=summary)
 
 
-def trained_model(trainer: "SFTTrainer") -> "TrainedModel":
+def trained_model(trainer: "Trainer") -> "TrainedModel":
     """The model the trainer holds: the one it was given, wrapped by PEFT for a PEFT method."""
     return cast("TrainedModel", trainer.model)
 
 
 def run_summary(model: "nn.Module", history: list[dict[str, Any]], train_metrics: dict[str, float],
-                wall_time_s: float) -> RunSummary:
+                wall_time_s: float, reports_perplexity: bool = True) -> RunSummary:
     trainable, total = count_parameters(model)
     eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
     num_tokens = max((e["num_tokens"] for e in history if "num_tokens" in e and "loss" in e), default=0)
@@ -328,5 +297,6 @@ def run_summary(model: "nn.Module", history: list[dict[str, Any]], train_metrics
     if eval_losses:
         summary["final_eval_loss"] = eval_losses[-1]
         summary["best_eval_loss"] = min(eval_losses)
-        summary["final_eval_perplexity"] = math.exp(min(eval_losses[-1], 700.0))
+        if reports_perplexity:
+            summary["final_eval_perplexity"] = math.exp(min(eval_losses[-1], 700.0))
     return summary

@@ -5,8 +5,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tunelab.training.registry import ModelLoading
+
 if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
+    import torch
+    from transformers import BitsAndBytesConfig, PreTrainedTokenizerBase
 
     # What AutoModelForCausalLM loads, as transformers types it: a PreTrainedModel that is a GenerationMixin too.
     from transformers.models.auto.modeling_auto import _BaseModelWithGenerate as CausalLM
@@ -136,8 +139,23 @@ def renders_like(tokenizer: "PreTrainedTokenizerBase", patched: str) -> bool:
     return True
 
 
-def load_model_and_tokenizer(model_ref: str) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
-    """(model in float32, tokenizer with a training chat template) for a directory, GGUF file or hub id."""
+def quantization_config(loading: ModelLoading, dtype: "torch.dtype") -> "BitsAndBytesConfig | None":
+    """bitsandbytes' 4-bit NF4 with double quantization, computing in the load dtype; None when not quantized."""
+    if loading.quantization is None:
+        return None
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    if not torch.cuda.is_available():
+        raise ValueError(f"{loading.quantization} quantization (QLoRA) needs a CUDA GPU")
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                              bnb_4bit_compute_dtype=dtype)
+
+
+def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None,
+                             ) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
+    """(model as `loading` asks, float32 by default; tokenizer with a training chat template) for a directory, GGUF
+    file or hub id."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -147,6 +165,9 @@ def load_model_and_tokenizer(model_ref: str) -> "tuple[CausalLM, PreTrainedToken
     # A GGUF base trains from its Hugging Face copy, which its adapters then record as their base (see base_models).
     source = str(ensure_hf_base(gguf_path)) if gguf_path is not None else model_ref
     tokenizer = AutoTokenizer.from_pretrained(source)
-    model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+    loading = loading or ModelLoading()
+    dtype = getattr(torch, loading.dtype)
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype,
+                                                 quantization_config=quantization_config(loading, dtype))
     ensure_training_chat_template(tokenizer)
     return model, tokenizer

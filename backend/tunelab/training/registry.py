@@ -1,17 +1,68 @@
 """The only list of training methods and objectives. Light to import: the API reads it to publish JSON Schemas,
-so nothing here (or in the method/objective modules at import time) touches torch, transformers, peft or trl."""
+so nothing here (or in the method/objective modules at import time) touches torch, transformers, peft or trl.
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+A run's params are one flat object: the fields every method shares (TrainingParams), the method's own (rank, virtual
+tokens…) and the objective's own (DPO's beta, SFT's packing). `params_model(objective, method)` is that model."""
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, create_model
 
 from tunelab.training.params import TrainingParams
 
 if TYPE_CHECKING:
     from peft import PeftConfig
+    from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
 # A JSON object: a row of a dataset file, or a record a trainer takes.
 Record = dict[str, Any]
+Quantization = Literal["nf4"]
+
+
+class ObjectiveParams(BaseModel):
+    """Base of an objective's own parameters; they sit beside the method's in a run's params."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class ModelLoading:
+    """How the base model's weights are loaded for a run."""
+
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    quantization: Quantization | None = None  # nf4: bitsandbytes 4-bit NormalFloat with double quantization
+
+
+@dataclass(frozen=True)
+class TrainerInputs:
+    """What an objective's build_trainer receives from the engine."""
+
+    model: Any  # the loaded base model (a transformers PreTrainedModel)
+    tokenizer: "PreTrainedTokenizerBase"
+    params: Any  # the run's validated params, an instance of params_model(objective, method)
+    train_records: list[Record]
+    eval_records: list[Record]
+    peft_config: "PeftConfig | None"
+    dataset_format: str
+    checkpoints_dir: Path
+    resuming: bool  # continuing from a checkpoint: no second step-0 eval
+    callbacks: "list[TrainerCallback]"
+    # Loads another copy of the base model, frozen, as load_model did: the reference of a preference objective when
+    # the method trains the weights themselves (with PEFT the reference is the base with the adapter disabled).
+    load_base_model: Callable[[], Any]
+
+
+def default_model_loading(method: "MethodSpec", params: TrainingParams) -> ModelLoading:
+    """Frozen base weights in the run's precision for PEFT methods (a 7B LoRA in bf16 holds 14 GB of weights, not 28);
+    full fine-tuning keeps fp32 master weights and runs bf16/fp16 under autocast."""
+    if not method.peft or params.precision == "fp32":
+        return ModelLoading()
+    return ModelLoading(dtype="bfloat16" if params.precision == "bf16" else "float16")
 
 
 @dataclass(frozen=True)
@@ -20,11 +71,19 @@ class MethodSpec:
     title: str
     description: str
     params_model: type[TrainingParams]
-    objectives: tuple[str, ...]
     peft: bool
     # (validated params, an instance of params_model; saved tokenizer dir) -> the PEFT config; None for methods that
     # train the weights directly.
     build_peft_config: "Callable[[Any, str], PeftConfig] | None" = None
+    # How the base model is loaded; a method such as QLoRA quantizes it.
+    model_loading: Callable[["MethodSpec", Any], ModelLoading] = default_model_loading
+    # Needs a CUDA device (bitsandbytes quantization): refused at launch on the cpu queue.
+    requires_cuda: bool = False
+    # The objectives it trains with; None: every registered one.
+    objectives: tuple[str, ...] | None = None
+
+    def supports(self, objective: str) -> bool:
+        return self.objectives is None or objective in self.objectives
 
 
 @dataclass(frozen=True)
@@ -33,8 +92,21 @@ class ObjectiveSpec:
     title: str
     description: str
     dataset_formats: tuple[str, ...]
+    params_model: type[ObjectiveParams]
     # Turns JSONL rows of one dataset format into the records the objective's trainer takes.
     convert_rows: Callable[[list[Record], str], list[Record]]
+    # Builds the objective's TRL trainer and its config (SFTTrainer + SFTConfig, DPOTrainer + DPOConfig …).
+    build_trainer: "Callable[[TrainerInputs], Trainer]"
+    # Trainer log keys this objective adds to loss/learning_rate/grad_norm/epoch; recorded as train/<key> (and
+    # eval/<key> for the eval_<key> of an evaluation).
+    metric_keys: tuple[str, ...] = ()
+    # Whether exp(loss) means something (a next-token loss); DPO's loss is not one.
+    reports_perplexity: bool = True
+    # The objective's learning rate relative to SFT's for the same method (DPO trains 40× gentler: full 2e-5 → 5e-7,
+    # LoRA 2e-4 → 5e-6).
+    learning_rate_scale: float = 1.0
+    # Extra field defaults for the objective, whatever the method (e.g. beta); applied before the user's params.
+    defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
 _methods: dict[str, MethodSpec] = {}
@@ -83,9 +155,44 @@ def get_objective(name: str) -> ObjectiveSpec:
         raise KeyError(f"unknown training objective {name!r}; known: {', '.join(_objectives)}") from None
 
 
-def resolve_params(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Validate `params` against the method's model and return them with every default filled in."""
-    return get_method(method).params_model.model_validate(params).model_dump(mode="json")
+def methods_for(objective: str) -> list[MethodSpec]:
+    return [m for m in _methods.values() if m.supports(objective)]
+
+
+@cache
+def params_model(objective: str, method: str) -> type[TrainingParams]:
+    """The params of a run of `method` with `objective`: the method's fields, the objective's, and the objective's
+    defaults (its learning-rate scale included) in place of the method's."""
+    method_spec, objective_spec = get_method(method), get_objective(objective)
+    base = method_spec.params_model
+    overrides: dict[str, Any] = {}
+    for name, default in _objective_defaults(objective_spec, base).items():
+        info = base.model_fields.get(name) or objective_spec.params_model.model_fields[name]
+        # A copy of the field with the new default keeps its bounds, title and description.
+        changed = copy.copy(info)
+        changed.default = default
+        overrides[name] = (info.annotation, changed)
+    bases: tuple[type[BaseModel], ...] = (base, objective_spec.params_model)
+    combined = create_model(f"{objective_spec.name.title()}{base.__name__}", __base__=bases,
+                            __module__=base.__module__, **overrides)
+    return cast(type[TrainingParams], combined)  # its first base is the method's TrainingParams
+
+
+def _objective_defaults(objective: ObjectiveSpec, base: type[TrainingParams]) -> dict[str, Any]:
+    defaults = dict(objective.defaults)
+    if objective.learning_rate_scale != 1.0 and "learning_rate" not in defaults:
+        defaults["learning_rate"] = scaled_learning_rate(objective, base.model_fields["learning_rate"].default)
+    return defaults
+
+
+def scaled_learning_rate(objective: ObjectiveSpec, sft_learning_rate: float) -> float:
+    """A method's SFT learning rate as this objective uses it (rounded to 3 significant digits)."""
+    return float(f"{sft_learning_rate * objective.learning_rate_scale:.3g}")
+
+
+def resolve_params(method: str, params: dict[str, Any], objective: str = "sft") -> dict[str, Any]:
+    """Validate `params` against the run's params model and return them with every default filled in."""
+    return params_model(objective, method).model_validate(params).model_dump(mode="json")
 
 
 # Importing the packages runs every module's register_* call, so the lists above are complete once this module is.

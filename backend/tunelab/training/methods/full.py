@@ -7,7 +7,7 @@ from tunelab.training.registry import MethodSpec, register_method
 
 
 class FullParams(TrainingParams):
-    learning_rate: float = Field(3e-3, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
+    learning_rate: float = Field(2e-5, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
 
 
 register_method(
@@ -16,7 +16,6 @@ register_method(
         title="Full fine-tuning",
         description="Updates all weights. Best quality per step, highest memory (about 16 bytes per parameter).",
         params_model=FullParams,
-        objectives=("sft",),
         peft=False,
     )
 )

@@ -12,12 +12,12 @@ if TYPE_CHECKING:
 
 
 class LoraParams(TrainingParams):
-    learning_rate: float = Field(5e-3, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
+    learning_rate: float = Field(2e-4, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
     r: int = Field(8, ge=1, le=1024, title="Rank (r)", description="Rank of the update matrices")
     lora_alpha: int = Field(
         16, ge=1, le=4096, title="LoRA alpha", description="Scale of the update: it is multiplied by lora_alpha / r"
     )
-    lora_dropout: float = Field(0.0, ge=0, lt=1, title="LoRA dropout", description="Dropout on the adapter's input")
+    lora_dropout: float = Field(0.05, ge=0, lt=1, title="LoRA dropout", description="Dropout on the adapter's input")
     target_modules: list[str] | str = Field(
         "all-linear",
         title="Target modules",
@@ -26,7 +26,8 @@ class LoraParams(TrainingParams):
     )
 
 
-def build_peft_config(params: LoraParams, tokenizer_dir: str) -> "LoraConfig":
+def lora_config(params: LoraParams, use_dora: bool = False) -> "LoraConfig":
+    """The PEFT LoraConfig of LoRA and of the methods built on it (DoRA, QLoRA)."""
     from peft import LoraConfig, TaskType
 
     return LoraConfig(
@@ -35,7 +36,12 @@ def build_peft_config(params: LoraParams, tokenizer_dir: str) -> "LoraConfig":
         lora_alpha=params.lora_alpha,
         lora_dropout=params.lora_dropout,
         target_modules=params.target_modules,
+        use_dora=use_dora,
     )
+
+
+def build_peft_config(params: LoraParams, tokenizer_dir: str) -> "LoraConfig":
+    return lora_config(params)
 
 
 register_method(
@@ -44,7 +50,6 @@ register_method(
         title="LoRA",
         description="Freezes the model and learns a low-rank update on its linear layers (~0.1–1 % of the weights).",
         params_model=LoraParams,
-        objectives=("sft",),
         peft=True,
         build_peft_config=build_peft_config,
     )

@@ -4,18 +4,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from tunelab.training.params import TrainingParams
+from tunelab.training.methods.prompt_learning import PromptLearningParams
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
     from peft import PrefixTuningConfig
 
 
-class PrefixParams(TrainingParams):
-    learning_rate: float = Field(1e-2, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
-    num_virtual_tokens: int = Field(
-        16, ge=1, le=1024, title="Virtual tokens", description="Length of the learned prefix, in positions"
-    )
+class PrefixParams(PromptLearningParams):
     prefix_projection: bool = Field(
         False,
         title="Prefix projection (MLP)",
@@ -43,7 +39,6 @@ register_method(
         title="Prefix tuning",
         description="Freezes the model and learns key/value vectors prepended at every attention layer (~0.1 %).",
         params_model=PrefixParams,
-        objectives=("sft",),
         peft=True,
         build_peft_config=build_peft_config,
     )

@@ -4,18 +4,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from tunelab.training.params import TrainingParams
+from tunelab.training.methods.prompt_learning import PromptLearningParams
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
     from peft import PromptTuningConfig
 
 
-class PromptParams(TrainingParams):
-    learning_rate: float = Field(3e-2, gt=0, le=1.0, title="Learning rate", description="Peak learning rate of AdamW")
-    num_virtual_tokens: int = Field(
-        16, ge=1, le=1024, title="Virtual tokens", description="Number of soft tokens prepended to every input"
-    )
+class PromptParams(PromptLearningParams):
     prompt_tuning_init: Literal["random", "text"] = Field(
         "random",
         title="Prompt initialisation",
@@ -52,7 +48,6 @@ register_method(
         title="Prompt tuning",
         description="Freezes the model and learns soft token embeddings prepended to the input (< 0.01 %).",
         params_model=PromptParams,
-        objectives=("sft",),
         peft=True,
         build_peft_config=build_peft_config,
     )

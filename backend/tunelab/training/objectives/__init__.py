@@ -1,3 +1,4 @@
 """One module per training objective; each registers itself. Adding an objective is adding a module and a line here."""
 
-from tunelab.training.objectives import sft  # noqa: F401
+# The import order is the order objectives are listed in (API and launch form).
+from tunelab.training.objectives import sft, pretrain, dpo  # noqa: F401, I001

@@ -1,7 +1,25 @@
-"""Supervised fine-tuning: loss on the answer only (instruction, chat), or on every token (text)."""
+"""Supervised fine-tuning with TRL's SFTTrainer: loss on the answer only (instruction, chat), or on every token
+(text)."""
 
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from tunelab.training.arguments import trainer_arguments
 from tunelab.training.formats import DatasetFormat
-from tunelab.training.registry import ObjectiveSpec, Record, register_objective
+from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+
+if TYPE_CHECKING:
+    from trl import SFTTrainer
+
+
+class SftParams(ObjectiveParams):
+    packing: bool = Field(
+        False,
+        title="Packing",
+        description="Pack several examples into each max_length row (best-fit, each attending only to itself): fewer "
+        "padding tokens, faster epochs",
+    )
 
 
 def instruction_prompt(instruction: str, input_text: str) -> str:
@@ -27,6 +45,27 @@ def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
     raise ValueError(f"the sft objective does not take {dataset_format!r} datasets")
 
 
+def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    params: SftParams = inputs.params
+    args = SFTConfig(
+        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        assistant_only_loss=inputs.dataset_format == DatasetFormat.chat,
+        packing=params.packing,
+    )
+    return SFTTrainer(
+        model=inputs.model,
+        args=args,
+        train_dataset=Dataset.from_list(inputs.train_records),
+        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
+        processing_class=inputs.tokenizer,
+        peft_config=inputs.peft_config,
+        callbacks=inputs.callbacks,
+    )
+
+
 register_objective(
     ObjectiveSpec(
         name="sft",
@@ -34,6 +73,9 @@ register_objective(
         description="Teaches the model to answer: next-token loss on the response tokens of instruction or chat "
         "examples (on every token of plain text).",
         dataset_formats=(DatasetFormat.instruction.value, DatasetFormat.chat.value, DatasetFormat.text.value),
+        params_model=SftParams,
         convert_rows=convert_rows,
+        build_trainer=build_trainer,
+        metric_keys=("mean_token_accuracy",),
     )
 )

@@ -1,0 +1,30 @@
+"""DoRA: LoRA whose update is split into a magnitude vector and a low-rank direction (PEFT's use_dora)."""
+
+from typing import TYPE_CHECKING
+
+from tunelab.training.methods.lora import LoraParams, lora_config
+from tunelab.training.registry import MethodSpec, register_method
+
+if TYPE_CHECKING:
+    from peft import LoraConfig
+
+
+class DoraParams(LoraParams):
+    """LoRA's settings; DoRA adds one trainable magnitude per output channel of each adapted layer."""
+
+
+def build_peft_config(params: DoraParams, tokenizer_dir: str) -> "LoraConfig":
+    return lora_config(params, use_dora=True)
+
+
+register_method(
+    MethodSpec(
+        name="dora",
+        title="DoRA",
+        description="LoRA with the update split into magnitude and direction: often closer to full fine-tuning at "
+        "low rank, slightly more parameters and slower steps than LoRA.",
+        params_model=DoraParams,
+        peft=True,
+        build_peft_config=build_peft_config,
+    )
+)

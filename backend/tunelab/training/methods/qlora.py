@@ -1,0 +1,36 @@
+"""QLoRA: LoRA on a base model quantized to 4-bit NormalFloat (bitsandbytes, double quantization, bf16 compute).
+Needs a CUDA GPU."""
+
+from typing import TYPE_CHECKING, Any
+
+from tunelab.training.methods.lora import LoraParams, lora_config
+from tunelab.training.registry import MethodSpec, ModelLoading, register_method
+
+if TYPE_CHECKING:
+    from peft import LoraConfig
+
+
+class QloraParams(LoraParams):
+    """LoRA's settings; the frozen base is stored in 4 bits (≈0.5 byte per weight) and computed in bf16."""
+
+
+def build_peft_config(params: QloraParams, tokenizer_dir: str) -> "LoraConfig":
+    return lora_config(params)
+
+
+def model_loading(method: MethodSpec, params: Any) -> ModelLoading:
+    return ModelLoading(dtype="bfloat16", quantization="nf4")
+
+
+register_method(
+    MethodSpec(
+        name="qlora",
+        title="QLoRA",
+        description="LoRA on a 4-bit (NF4) quantized base: about a quarter of LoRA's weight memory. CUDA GPUs only.",
+        params_model=QloraParams,
+        peft=True,
+        build_peft_config=build_peft_config,
+        model_loading=model_loading,
+        requires_cuda=True,
+    )
+)

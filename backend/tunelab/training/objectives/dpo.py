@@ -1,0 +1,81 @@
+"""Direct preference optimisation with TRL's DPOTrainer on (prompt, chosen, rejected) pairs: raise the likelihood of
+the chosen answer over the rejected one relative to a frozen reference (the base model; with PEFT, the base with the
+adapter disabled)."""
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from tunelab.training.arguments import trainer_arguments
+from tunelab.training.formats import DatasetFormat
+from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+
+if TYPE_CHECKING:
+    from trl import DPOTrainer
+
+DpoLossType = Literal["sigmoid", "ipo", "hinge", "robust", "bco_pair", "sppo_hard", "apo_zero", "apo_down"]
+
+
+class DpoParams(ObjectiveParams):
+    beta: float = Field(
+        0.1, gt=0, le=10, title="Beta",
+        description="How far the policy may move from the reference: higher stays closer (IPO's τ for loss ipo)",
+    )
+    loss_type: DpoLossType = Field(
+        "sigmoid", title="Loss", description="sigmoid is the DPO paper's loss; ipo, hinge, robust … are its variants"
+    )
+
+
+def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
+    """Preference rows → TRL's conversational preference records, rendered with the model's chat template."""
+    if dataset_format != DatasetFormat.preference:
+        raise ValueError(f"the dpo objective takes preference datasets, not {dataset_format!r}")
+    return [
+        {
+            "prompt": [{"role": "user", "content": row["prompt"]}],
+            "chosen": [{"role": "assistant", "content": row["chosen"]}],
+            "rejected": [{"role": "assistant", "content": row["rejected"]}],
+        }
+        for row in rows
+    ]
+
+
+def build_trainer(inputs: TrainerInputs) -> "DPOTrainer":
+    from datasets import Dataset
+    from trl import DPOConfig, DPOTrainer
+
+    params: DpoParams = inputs.params
+    args = DPOConfig(
+        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        beta=params.beta,
+        loss_type=[params.loss_type],
+    )
+    return DPOTrainer(
+        model=inputs.model,
+        # TRL would reload the reference from the model's hub id or folder, which a GGUF base does not have.
+        ref_model=inputs.load_base_model() if inputs.peft_config is None else None,
+        args=args,
+        train_dataset=Dataset.from_list(inputs.train_records),
+        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
+        processing_class=inputs.tokenizer,
+        peft_config=inputs.peft_config,
+        callbacks=inputs.callbacks,
+    )
+
+
+register_objective(
+    ObjectiveSpec(
+        name="dpo",
+        title="Direct preference optimisation (DPO)",
+        description="Aligns the model with preferences: raises the chosen answer's likelihood over the rejected one's, "
+        "relative to the frozen base model. Takes preference pairs.",
+        dataset_formats=(DatasetFormat.preference.value,),
+        params_model=DpoParams,
+        convert_rows=convert_rows,
+        build_trainer=build_trainer,
+        metric_keys=("rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies", "logps/chosen",
+                     "logps/rejected"),
+        reports_perplexity=False,
+        learning_rate_scale=0.025,
+    )
+)
