@@ -401,7 +401,8 @@ class PrivateStack:
         return worker
 
     def sample_dataset_id(self) -> int:
-        return next(d["id"] for d in self.api.get("/datasets").json()["data"] if d["bundled"])
+        datasets = self.api.get("/datasets").json()["data"]
+        return next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-tasks")
 
     def launch(self, **params) -> dict:
         body = {"method": "lora", "model": "tunelab-tiny", "dataset": self.sample_dataset_id(), "params": params}

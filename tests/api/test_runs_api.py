@@ -8,7 +8,8 @@ from tunelab.db.models import Run
 
 @pytest.fixture
 def sample_id(client) -> int:
-    return next(d["id"] for d in client.get("/api/v1/datasets").json()["data"] if d["bundled"])
+    datasets = client.get("/api/v1/datasets").json()["data"]
+    return next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-tasks")
 
 
 def _run_count(db_session) -> int:
@@ -27,6 +28,10 @@ def _run_count(db_session) -> int:
         ({"model": "no-such-org/no-such-model"}, "MODEL_NOT_FOUND", "model"),
         ({"dataset": 987654}, "DATASET_NOT_FOUND", "dataset"),
         ({"queue": "cpu", "params": {"precision": "bf16"}}, "VALIDATION_ERROR", "params.precision"),
+        ({"queue": "cpu", "method": "qlora"}, "VALIDATION_ERROR", "method"),
+        ({"objective": "dpo"}, "VALIDATION_ERROR", "dataset"),  # the sample dataset is instruction rows
+        ({"objective": "dpo", "params": {"beta": 0}}, "VALIDATION_ERROR", "params.beta"),
+        ({"params": {"beta": 0.1}}, "VALIDATION_ERROR", "params.beta"),  # a DPO setting on an SFT run
     ],
 )
 def test_bad_run_request_is_refused_and_writes_nothing(client, db_session, assets, sample_id, change, code, field):
@@ -113,6 +118,12 @@ def test_methods_publish_schemas_with_bounds(client):
     assert "description" in props["learning_rate"] and "r" in props
     assert any(o["name"] == "sft" for o in methods["objectives"])
     assert lora["defaults"]["seed"] == props["seed"]["default"]
+    dpo = next(o for o in methods["objectives"] if o["name"] == "dpo")
+    assert dpo["dataset_formats"] == ["preference"] and "beta" in dpo["params_schema"]["properties"]
+    assert dpo["method_defaults"]["lora"]["learning_rate"] < lora["defaults"]["learning_rate"]
+    assert "rewards/margins" in dpo["metric_keys"] and not dpo["reports_perplexity"]
+    qlora = next(m for m in methods["methods"] if m["name"] == "qlora")
+    assert qlora["requires_cuda"] and not lora["requires_cuda"]
 
 
 def test_models_lists_bundled_model_as_available(client, assets):

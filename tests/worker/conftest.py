@@ -8,14 +8,18 @@ FINISHED = {"succeeded", "failed", "canceled"}
 
 @pytest.fixture
 def sample_dataset(api) -> dict:
-    datasets = api.get("/datasets").json()["data"]
-    bundled = [d for d in datasets if d.get("bundled")]
-    assert bundled, f"no bundled sample dataset registered: {datasets}"
+    return bundled_dataset(api, "tiny-tasks")
+
+
+def bundled_dataset(api, name: str) -> dict:
+    datasets = api.get("/datasets", params={"limit": 100}).json()["data"]
+    bundled = [d for d in datasets if d.get("bundled") and d["name"] == name]
+    assert bundled, f"no bundled sample dataset {name!r} registered: {datasets}"
     return bundled[0]
 
 
-def launch(api, method: str, dataset_id: int, **params) -> dict:
-    body = {"method": method, "model": TINY_MODEL, "dataset": dataset_id, "params": params}
+def launch(api, method: str, dataset_id: int, objective: str = "sft", **params) -> dict:
+    body = {"objective": objective, "method": method, "model": TINY_MODEL, "dataset": dataset_id, "params": params}
     response = api.post("/runs", json=body)
     assert response.status_code == 201, response.text
     return response.json()

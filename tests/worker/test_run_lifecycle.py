@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.conftest import wait_for, wait_while_progressing
-from tests.worker.conftest import FINISHED, launch, run_progress, series, wait_finished
+from tests.worker.conftest import FINISHED, bundled_dataset, launch, run_progress, series, wait_finished
 
 
 def _statuses_until_finished(api, run_id: int) -> list[str]:
@@ -73,9 +73,9 @@ def test_full_sft_eval_loss_goes_down(api, worker, sample_dataset):
 
 
 def _registered_methods():
-    from tunelab.training.registry import list_methods
+    from tunelab.training.registry import methods_for
 
-    return [m.name for m in list_methods() if "sft" in m.objectives]
+    return [m.name for m in methods_for("sft") if not m.requires_cuda]
 
 
 @pytest.mark.parametrize("method", _registered_methods())
@@ -86,6 +86,29 @@ def test_every_method_trains_through_the_worker(api, worker, sample_dataset, met
     points = series(api, run["id"], "train/loss")
     assert points["step"] == [1, 2, 3]
     assert final["trainable_params"] > 0
+
+
+def test_continued_pretraining_through_the_worker_lowers_perplexity(api, worker):
+    notes = bundled_dataset(api, "tiny-notes")
+    run = launch(api, "full", notes["id"], objective="pretrain", max_steps=12, eval_steps=12, max_length=64,
+                 per_device_train_batch_size=4, learning_rate=3e-3)
+    final = wait_finished(api, run["id"])
+    assert final["status"] == "succeeded", final["status_reason"]
+    assert final["objective"] == "pretrain"
+    perplexity = series(api, run["id"], "eval/perplexity")["value"]
+    assert len(perplexity) == 2 and perplexity[-1] < perplexity[0] * 0.7
+
+
+def test_dpo_through_the_worker_raises_the_reward_margin(api, worker):
+    preferences = bundled_dataset(api, "tiny-preferences")
+    run = launch(api, "lora", preferences["id"], objective="dpo", max_steps=10, eval_steps=10, max_length=64,
+                 learning_rate=5e-3)
+    final = wait_finished(api, run["id"])
+    assert final["status"] == "succeeded", final["status_reason"]
+    margins = series(api, run["id"], "eval/rewards/margins")["value"]
+    assert margins[0] == pytest.approx(0.0, abs=1e-6) and margins[-1] > 0.01
+    assert series(api, run["id"], "train/rewards/accuracies")["value"]
+    assert final["config"]["params"]["beta"] == 0.1
 
 
 def test_train_loss_matches_a_bare_trl_script(api, worker, sample_dataset, settings, tmp_path):
