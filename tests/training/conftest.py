@@ -15,6 +15,7 @@ from tunelab.assets.build import (  # noqa: E402
     SAMPLE_DATASET_FILE,
     TEXT_DATASET_FILE,
     TINY_MODEL_NAME,
+    TINY_PARAM_DEFAULTS,
     build_assets,
 )
 from tunelab.training.engine import run_training  # noqa: E402
@@ -103,7 +104,8 @@ def assets(tmp_path_factory) -> Assets:
 @pytest.fixture
 def train(assets, tmp_path):
     """Run the engine on the tiny model: train(method, objective=..., dataset_format=..., dataset_path=..., sink=...,
-    **params)."""
+    **params). The tiny model's own defaults apply, as they do for a launch through the API; another model takes the
+    method's."""
 
     def _train(
         method: str,
@@ -122,7 +124,8 @@ def train(assets, tmp_path):
             model=str(model or assets.tiny_model),
             dataset_path=dataset_path or assets.sample_dataset,
             dataset_format=dataset_format,
-            params=resolve_params(method, params, objective),
+            params=resolve_params(method, {**(TINY_PARAM_DEFAULTS.get(method, {}) if model is None else {}), **params},
+                                  objective),
             output_dir=tmp_path / f"run-{objective}-{method}",
         )
         job.output_dir.mkdir()

@@ -29,7 +29,7 @@ class TrainingParams(BaseModel):
         "linear", title="LR schedule", description="How the learning rate decays after warmup"
     )
     warmup_ratio: float = Field(
-        0.0, ge=0, lt=1, title="Warmup ratio", description="Fraction of the steps spent warming the learning rate up"
+        0.03, ge=0, lt=1, title="Warmup ratio", description="Fraction of the steps spent warming the learning rate up"
     )
     per_device_train_batch_size: int = Field(
         8, ge=1, le=1024, title="Batch size per device", description="Examples per device per forward pass"
