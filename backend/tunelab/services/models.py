@@ -5,7 +5,7 @@ A Hugging Face id is accepted when it is already in the local Hugging Face cache
 other path is refused with the same answer whether it exists or not, so the API tells nobody what is on its disk."""
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tunelab.core.errors import AppError
@@ -20,6 +20,8 @@ class ModelEntry:
     source: str  # "bundled" | "package" | "configured"
     path: Path | None
     make_target: str | None = None  # how to make it available when it is not
+    # {method: {param: value}} over the method's defaults for runs of this model (the bundled tiny model's demo values)
+    param_defaults: dict[str, dict[str, object]] = field(default_factory=dict)
 
     @property
     def available(self) -> bool:
@@ -37,9 +39,16 @@ def _catalog_entries(settings: Settings) -> list[ModelEntry]:
             source="bundled" if m.make_target is None else "package",
             path=settings.models_dir / m.path,
             make_target=m.make_target,
+            param_defaults=m.param_defaults,
         )
         for m in BUNDLED_MODELS
     ]
+
+
+def model_param_defaults(settings: Settings, model: str, method: str) -> dict[str, object]:
+    """The defaults the catalog model named `model` sets for `method`'s params (none for other models)."""
+    entry = next((e for e in _catalog_entries(settings) if e.name == model), None)
+    return dict(entry.param_defaults.get(method, {})) if entry is not None else {}
 
 
 def list_models(settings: Settings) -> list[ModelEntry]:

@@ -28,7 +28,7 @@ from tunelab.schemas.runs import (
 from tunelab.services import audit, events, queue
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
-from tunelab.services.models import resolve_model_path
+from tunelab.services.models import model_param_defaults, resolve_model_path
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.queue import Broker
 from tunelab.training import registry
@@ -45,6 +45,7 @@ class DatasetRef(TypedDict):
     format: str
     content_hash: str
     rows: int
+    split_seed: NotRequired[int]  # picks the eval split; absent from runs launched before datasets had one
     split_seed: NotRequired[int]  # picks the eval split; absent from runs launched before datasets had one
 
 
@@ -100,7 +101,9 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
         raise AppError("VALIDATION_ERROR", f"method: {method.name} does not support objective {objective.name}",
                        [{"field": "method", "message": f"not available for objective {objective.name}"}])
     try:
-        params = registry.resolve_params(method.name, body.params)
+        # The model's own defaults (the tiny demo model's) come first; what the launch sends wins.
+        raw_params = {**model_param_defaults(settings, body.model, body.method), **body.params}
+        params = registry.resolve_params(method.name, raw_params)
     except ValidationError as exc:
         raise _params_error(exc) from None
     precision = params.get("precision", "fp32")

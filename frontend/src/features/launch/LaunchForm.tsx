@@ -7,7 +7,7 @@ import { ApiError } from "../../api/client";
 import type { Run } from "../../api/client";
 import { Card, ErrorBox } from "../../components/ui/ui";
 import { useCreateRun } from "../runs/api/mutations";
-import { datasetsFor, fitToObjective, initialChoice, methodsFor } from "./launchChoice";
+import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults } from "./launchChoice";
 import type { Catalog, LaunchChoice } from "./launchChoice";
 import { SchemaForm } from "./SchemaForm";
 import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
@@ -33,11 +33,13 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
   const unavailable = catalog.models.filter((m) => !m.available);
 
   const fields = useMemo(() => (method ? describeSchema(method.params_schema as JsonSchema) : []), [method]);
+  // Choosing the tiny model brings its demo defaults; any other model, the method's own.
+  const defaults = useMemo(() => paramDefaults(method, model), [method, model]);
   const values = useMemo(() => {
-    const base = toFormValues(fields, { ...method?.defaults, ...seedParams });
+    const base = toFormValues(fields, { ...defaults, ...seedParams });
     const kept = Object.fromEntries(Object.entries(edited).filter(([name]) => name in base));
     return { ...base, ...kept };
-  }, [fields, method, seedParams, edited]);
+  }, [fields, defaults, seedParams, edited]);
 
   const known = [...TOP_FIELDS, ...fields.map((f) => `params.${f.name}`)];
   const { byField, unmatched } = assignFieldErrors(errors, known);
@@ -68,7 +70,7 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (create.isPending || !method) return;
-    const { params, errors: local } = toParams(fields, values, method.defaults);
+    const { params, errors: local } = toParams(fields, values, defaults);
     if (!choice.model) local.model = "Choose a model";
     if (!choice.dataset) local.dataset = "Choose a dataset";
     setTopError(null);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { Dataset, Run } from "../../api/client";
-import { fitToObjective, initialChoice } from "./launchChoice";
+import { fitToObjective, initialChoice, paramDefaults } from "./launchChoice";
 import type { Catalog } from "./launchChoice";
 
 const dataset = (id: number, format: Dataset["format"], bundled: boolean) => ({ id, format, bundled, name: `d${id}` }) as Dataset;
@@ -14,8 +14,11 @@ const catalog: Catalog = {
   ],
   methods: [method("full", ["sft"]), method("lora", ["sft", "dpo"])],
   models: [
-    { name: "big", title: "Big", description: "", available: false, how_to_get: "make models", path: null, source: "package" },
-    { name: "tunelab-tiny", title: "Tiny", description: "", available: true, how_to_get: null, path: null, source: "bundled" },
+    { name: "big", title: "Big", description: "", available: false, how_to_get: "make models", path: null, source: "package", param_defaults: {} },
+    {
+      name: "tunelab-tiny", title: "Tiny", description: "", available: true, how_to_get: null, path: null, source: "bundled",
+      param_defaults: { lora: { learning_rate: 5e-3, warmup_ratio: 0 } },
+    },
   ],
   datasets: [dataset(5, "instruction", false), dataset(1, "instruction", true), dataset(2, "preference", true)],
 };
@@ -48,5 +51,14 @@ describe("launch form defaults", () => {
       queue: "gpu",
       seedParams: { learning_rate: 0.01 },
     });
+  });
+
+  it("starts a method's params from its defaults, with the chosen model's own on top", () => {
+    const lora = { ...method("lora", ["sft"]), defaults: { learning_rate: 2e-4, warmup_ratio: 0.03, r: 8 } };
+    const [big, tiny] = catalog.models;
+    expect(paramDefaults(lora, tiny)).toEqual({ learning_rate: 5e-3, warmup_ratio: 0, r: 8 });
+    expect(paramDefaults(lora, big)).toEqual(lora.defaults);
+    expect(paramDefaults({ ...lora, name: "full" }, tiny)).toEqual(lora.defaults);
+    expect(paramDefaults(lora, undefined)).toEqual(lora.defaults);
   });
 });

@@ -63,3 +63,15 @@ export function initialChoice(catalog: Catalog, source?: Run): LaunchChoice {
   const empty = { name: "", objective, method: "", model: model?.name ?? "", dataset: "", queue: "", seedParams: {} };
   return fitToObjective(catalog, empty, objective);
 }
+
+/**
+ * The params a method starts from on a model: the method's defaults (for real models) with the model's own on top
+ * (the bundled tiny model's demo values). The API fills in the same for params a launch leaves out.
+ */
+export function paramDefaults(
+  method: Schemas["MethodPublic"] | undefined,
+  model: Schemas["ModelPublic"] | undefined,
+): Record<string, unknown> {
+  if (!method) return {};
+  return { ...method.defaults, ...model?.param_defaults?.[method.name] };
+}
