@@ -190,6 +190,15 @@ def scaled_learning_rate(objective: ObjectiveSpec, sft_learning_rate: float) -> 
     return float(f"{sft_learning_rate * objective.learning_rate_scale:.3g}")
 
 
+def model_defaults_for(objective: ObjectiveSpec, model_defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's own defaults for a method, which are given for SFT, as `objective` takes them: its learning rate
+    scaled like the method's."""
+    defaults = dict(model_defaults)
+    if "learning_rate" in defaults:
+        defaults["learning_rate"] = scaled_learning_rate(objective, float(defaults["learning_rate"]))
+    return defaults
+
+
 def resolve_params(method: str, params: dict[str, Any], objective: str = "sft") -> dict[str, Any]:
     """Validate `params` against the run's params model and return them with every default filled in."""
     return params_model(objective, method).model_validate(params).model_dump(mode="json")

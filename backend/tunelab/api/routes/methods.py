@@ -16,6 +16,9 @@ class ObjectivePublic(BaseModel):
     dataset_formats: list[str]
     metric_keys: list[str] = Field(description="Metrics this objective adds, as train/<key> and eval/<key>")
     reports_perplexity: bool
+    learning_rate_scale: float = Field(
+        description="The objective's learning rate relative to SFT's; a model's own learning-rate defaults (given "
+        "for SFT) are scaled by it")
     params_schema: dict[str, Any] = Field(description="The objective's own parameters (beside the method's)")
     defaults: dict[str, Any]
     method_defaults: dict[str, dict[str, Any]] = Field(
@@ -47,6 +50,7 @@ def _objective_public(objective: registry.ObjectiveSpec) -> ObjectivePublic:
     return ObjectivePublic(name=objective.name, title=objective.title, description=objective.description,
                            dataset_formats=list(objective.dataset_formats), metric_keys=list(objective.metric_keys),
                            reports_perplexity=objective.reports_perplexity,
+                           learning_rate_scale=objective.learning_rate_scale,
                            params_schema=objective.params_model.model_json_schema(),
                            defaults=objective.params_model().model_dump(mode="json"), method_defaults=method_defaults)
 

@@ -5,12 +5,20 @@ import { fitToObjective, initialChoice, paramDefaults } from "./launchChoice";
 import type { Catalog } from "./launchChoice";
 
 const dataset = (id: number, format: Dataset["format"], bundled: boolean) => ({ id, format, bundled, name: `d${id}` }) as Dataset;
-const method = (name: string, objectives: string[]) => ({ name, objectives, title: name, description: "", peft: true, defaults: {}, params_schema: {} });
+const method = (name: string, objectives: string[]) => ({
+  name, objectives, title: name, description: "", peft: true, requires_cuda: false, defaults: {}, params_schema: {},
+});
+const objective = (name: string, dataset_formats: string[], extra: Partial<Catalog["objectives"][number]> = {}) => ({
+  name, title: name.toUpperCase(), description: "", dataset_formats, metric_keys: [], reports_perplexity: true,
+  learning_rate_scale: 1, params_schema: {}, defaults: {}, method_defaults: {}, ...extra,
+});
 
 const catalog: Catalog = {
   objectives: [
-    { name: "sft", title: "SFT", description: "", dataset_formats: ["instruction", "chat", "text"] },
-    { name: "dpo", title: "DPO", description: "", dataset_formats: ["preference"] },
+    objective("sft", ["instruction", "chat", "text"]),
+    objective("dpo", ["preference"], {
+      learning_rate_scale: 0.025, defaults: { beta: 0.1 }, method_defaults: { lora: { learning_rate: 5e-6 } },
+    }),
   ],
   methods: [method("full", ["sft"]), method("lora", ["sft", "dpo"])],
   models: [
@@ -60,5 +68,13 @@ describe("launch form defaults", () => {
     expect(paramDefaults(lora, big)).toEqual(lora.defaults);
     expect(paramDefaults({ ...lora, name: "full" }, tiny)).toEqual(lora.defaults);
     expect(paramDefaults(lora, undefined)).toEqual(lora.defaults);
+  });
+
+  it("adds the objective's own params and its changes to the method's defaults, scaling the model's learning rate", () => {
+    const lora = { ...method("lora", ["sft", "dpo"]), defaults: { learning_rate: 2e-4, warmup_ratio: 0.03, r: 8 } };
+    const [big, tiny] = catalog.models;
+    const dpo = catalog.objectives[1];
+    expect(paramDefaults(lora, big, dpo)).toEqual({ learning_rate: 5e-6, warmup_ratio: 0.03, r: 8, beta: 0.1 });
+    expect(paramDefaults(lora, tiny, dpo)).toEqual({ learning_rate: 1.25e-4, warmup_ratio: 0, r: 8, beta: 0.1 });
   });
 });

@@ -65,13 +65,20 @@ export function initialChoice(catalog: Catalog, source?: Run): LaunchChoice {
 }
 
 /**
- * The params a method starts from on a model: the method's defaults (for real models) with the model's own on top
- * (the bundled tiny model's demo values). The API fills in the same for params a launch leaves out.
+ * The params a method starts from, with an objective, on a model: the method's defaults (for real models), the
+ * objective's own fields and the method defaults it changes (DPO's gentler learning rate), then the model's own (the
+ * bundled tiny model's demo values, given for SFT: their learning rate is scaled as the objective scales it). The
+ * API fills in the same for params a launch leaves out.
  */
 export function paramDefaults(
   method: Schemas["MethodPublic"] | undefined,
   model: Schemas["ModelPublic"] | undefined,
+  objective?: Schemas["ObjectivePublic"],
 ): Record<string, unknown> {
   if (!method) return {};
-  return { ...method.defaults, ...model?.param_defaults?.[method.name] };
+  const modelDefaults: Record<string, unknown> = { ...model?.param_defaults?.[method.name] };
+  if (objective && typeof modelDefaults.learning_rate === "number") {
+    modelDefaults.learning_rate = Number((modelDefaults.learning_rate * objective.learning_rate_scale).toPrecision(3));
+  }
+  return { ...method.defaults, ...objective?.defaults, ...objective?.method_defaults[method.name], ...modelDefaults };
 }
