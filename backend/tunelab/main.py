@@ -14,7 +14,19 @@ from tunelab import __version__
 from tunelab.api.failures import database_error, internal_error
 from tunelab.api.middleware import InvalidCharactersMiddleware, RequestIdMiddleware
 from tunelab.api.policies import route_policy_table
-from tunelab.api.routes import auth, datasets, health, methods, metrics, models, projects, runs, shares, users
+from tunelab.api.routes import (
+    auth,
+    datasets,
+    exports,
+    health,
+    methods,
+    metrics,
+    models,
+    projects,
+    runs,
+    shares,
+    users,
+)
 from tunelab.core.errors import AppError, error_payload
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
@@ -86,7 +98,8 @@ def create_app() -> FastAPI:
     app.add_middleware(InvalidCharactersMiddleware)
     app.add_middleware(RequestIdMiddleware)
 
-    routers = [m.router for m in (auth, users, projects, runs, metrics, datasets, shares, models, methods, health)]
+    routers = [m.router for m in (auth, users, projects, runs, exports, metrics, datasets, shares, models, methods,
+                                  health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.state.route_policies = route_policy_table(routers, API_PREFIX)

@@ -186,7 +186,7 @@ def create_share(http: TestClient, who: Member, run_ids: list[int], **options) -
 
 
 ARTIFACT_PATH = "adapter/adapter_config.json"
-ARTIFACT_TEXT = '{"r": 8}'
+ARTIFACT_TEXT = '{"peft_type": "LORA", "r": 8}'
 LOG_TEXT = "step 1: loss 2.0\n"
 
 

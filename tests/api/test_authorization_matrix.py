@@ -155,6 +155,12 @@ class World:
         cancel(self.http, self.team.editor, run_id)
         return run_id
 
+    def exportable_run(self) -> int:
+        """A real run, canceled, with a LoRA adapter on disk: an export of it is queued (no worker takes its queue)."""
+        run_id = self.canceled_training_run()
+        write_run_outputs(get_settings(), run_id)
+        return run_id
+
     def new_run(self, finished: bool) -> int:
         run_id = launch_external(self.http, self.team.editor, self.project_id)["id"]
         if finished:
@@ -266,6 +272,12 @@ TABLE: dict[tuple[str, str], Row] = {
                                                     _static("/runs/{w.run_a}/artifacts")),
     ("GET", "/api/v1/runs/{run_id}/artifacts/{path}"): Row(
         "run:download", RUN_DOWNLOAD, _static("/runs/{w.run_a}/artifacts/" + ARTIFACT_PATH)),
+    ("GET", "/api/v1/runs/{run_id}/archives/{folder}.zip"): Row(
+        "run:download", RUN_DOWNLOAD, _static("/runs/{w.run_a}/archives/adapter.zip")),
+    ("GET", "/api/v1/runs/{run_id}/exports"): Row("run:download", RUN_DOWNLOAD, _static("/runs/{w.run_a}/exports")),
+    ("POST", "/api/v1/runs/{run_id}/exports"): Row(
+        "signed_in_or_share run:editor", RUN_EDIT,
+        lambda w, who: Call(f"/runs/{(run_id := w.exportable_run())}/exports", headers=w.share_for(who, run_id))),
     ("GET", "/api/v1/runs/{run_id}/metrics"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/metrics")),
     ("POST", "/api/v1/runs/{run_id}/metrics"): Row(
         "run:editor", RUN_EDIT,
@@ -293,6 +305,8 @@ TABLE: dict[tuple[str, str], Row] = {
     # The rest
     ("GET", "/api/v1/models"): Row("signed_in", SIGNED_IN, _static("/models")),
     ("GET", "/api/v1/methods"): Row("public", PUBLIC, _static("/methods")),
+    ("POST", "/api/v1/estimates"): Row(
+        "signed_in", SIGNED_IN, _static("/estimates", json={"method": "lora", "model": "tunelab-tiny"})),
     ("GET", "/api/v1/health"): Row("public", PUBLIC, _static("/health")),
 }
 

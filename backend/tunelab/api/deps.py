@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.session import get_sessionmaker
+from tunelab.services.exports import ExportBroker
 from tunelab.services.queue import Broker
 
 
@@ -52,3 +53,13 @@ def get_broker() -> Broker:
 
 
 BrokerDep = Annotated[Broker, Depends(get_broker)]
+
+
+def get_export_broker() -> ExportBroker:
+    """Where merged-model exports are sent to reach a worker (Celery on Redis)."""
+    from tunelab.worker.broker import get_broker as celery_broker
+
+    return celery_broker()
+
+
+ExportBrokerDep = Annotated[ExportBroker, Depends(get_export_broker)]

@@ -179,6 +179,7 @@ RunCanceler = Annotated[Run, Depends(_run_policy(Role.editor, "canceling a run")
 RunCloner = Annotated[Run, Depends(_run_policy(Role.editor, "cloning a run"))]
 RunResumer = Annotated[Run, Depends(_run_policy(Role.editor, "resuming a run"))]
 RunDeleter = Annotated[Run, Depends(_run_policy(Role.editor, "deleting a run"))]
+RunExporter = Annotated[Run, Depends(_run_policy(Role.editor, "exporting a merged model"))]
 RunLogger = Annotated[Run, Depends(_run_policy(Role.editor, "logging metrics"))]
 DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading"))]
 ShareManaged = Annotated[ShareLink, Depends(_share_to_manage)]

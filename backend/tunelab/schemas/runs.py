@@ -108,6 +108,13 @@ class ArtifactPublic(BaseModel):
     download_url: str
 
 
+class ArtifactArchivePublic(BaseModel):
+    folder: str = Field(description="adapter, model (full fine-tuning) or merged (an export)")
+    download_url: str = Field(description="The folder as one zip, with the run's tokenizer; unpacked, it is what "
+                              "AutoPeftModelForCausalLM (adapter) or AutoModelForCausalLM (model, merged) loads")
+
+
 class ArtifactsPublic(BaseModel):
     data: list[ArtifactPublic]
     count: int
+    archives: list[ArtifactArchivePublic] = Field(default_factory=list)

@@ -1,4 +1,5 @@
-"""The Celery app: one task, JSON only, no result backend (run state lives in SQL)."""
+"""The Celery app: two tasks (train a run, export a run's merged model), JSON only, no result backend (their state
+lives in SQL)."""
 
 from celery import Celery
 
@@ -6,6 +7,7 @@ from tunelab.core.redis import redis_url
 from tunelab.core.settings import get_settings
 
 TRAIN_RUN_TASK = "tunelab.train_run"
+EXPORT_RUN_TASK = "tunelab.export_run"
 
 
 def make_celery() -> Celery:

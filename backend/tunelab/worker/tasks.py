@@ -1,4 +1,4 @@
-"""The one task. Thin: an id in, one service call."""
+"""The tasks. Thin: an id in, one service call."""
 
 import threading
 
@@ -6,9 +6,10 @@ from celery.signals import worker_ready, worker_shutdown
 
 from tunelab.core.redis import release_embedded_redis
 from tunelab.services import workers
-from tunelab.services.supervisor import execute_run
+from tunelab.services.exports import execute_export
+from tunelab.services.supervisor import execute_run, worker_name
 from tunelab.worker.broker import get_broker
-from tunelab.worker.celery_app import TRAIN_RUN_TASK, celery_app
+from tunelab.worker.celery_app import EXPORT_RUN_TASK, TRAIN_RUN_TASK, celery_app
 
 _presence_stop = threading.Event()
 
@@ -16,6 +17,11 @@ _presence_stop = threading.Event()
 @celery_app.task(name=TRAIN_RUN_TASK)
 def train_run(run_id: int) -> None:
     execute_run(run_id, broker=get_broker())
+
+
+@celery_app.task(name=EXPORT_RUN_TASK)
+def export_run(export_id: int) -> None:
+    execute_export(export_id, worker_name())
 
 
 @worker_ready.connect

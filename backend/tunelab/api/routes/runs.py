@@ -18,6 +18,7 @@ from tunelab.core.errors import responses
 from tunelab.db.models import RunStatus
 from tunelab.schemas.common import MAX_ID, ResourceId
 from tunelab.schemas.runs import (
+    ArtifactArchivePublic,
     ArtifactPublic,
     ArtifactsPublic,
     RunClone,
@@ -150,7 +151,25 @@ def read_run_artifacts(run: RunDownloader, session: SessionDep) -> ArtifactsPubl
                        download_url=f"/api/v1/runs/{run.id}/artifacts/{a.path}")
         for a in found
     ]
-    return ArtifactsPublic(data=data, count=len(data))
+    archives = [ArtifactArchivePublic(folder=folder, download_url=archive_url(run.id, folder))
+                for folder in artifacts.archive_folders(session, run.id)]
+    return ArtifactsPublic(data=data, count=len(data), archives=archives)
+
+
+def archive_url(run_id: int, folder: str) -> str:
+    return f"/api/v1/runs/{run_id}/archives/{folder}.zip"
+
+
+@router.get("/runs/{run_id}/archives/{folder}.zip", response_class=StreamingResponse,
+            responses={**responses(401, 403, 404, 422), 200: {"content": {"application/zip": {}}}})
+def download_run_archive(run: RunDownloader, folder: artifacts.ArchiveFolder, session: SessionDep,
+                         settings: SettingsDep) -> StreamingResponse:
+    """One artifact folder as a zip, streamed: `adapter` (with the run's tokenizer: unpacked, it is what
+    `AutoPeftModelForCausalLM.from_pretrained` loads, base included), `model` (full fine-tuning) or `merged` (an
+    export), which `AutoModelForCausalLM.from_pretrained` loads."""
+    members = artifacts.archive_members(session, settings, run.id, folder)
+    return StreamingResponse(artifacts.stream_zip(members), media_type="application/zip",
+                             headers={"Content-Disposition": f'attachment; filename="run-{run.id}-{folder}.zip"'})
 
 
 @router.get("/runs/{run_id}/artifacts/{path:path}", response_class=FileResponse,
