@@ -68,7 +68,7 @@ class SinkCallback(TrainerCallback):
         self.sink.progress(state.global_step, state.max_steps)
         # Only rank 0 hears a cancel (the others' sinks record nothing); every rank must stop at the same step, or the
         # ones still training wait forever on the others' gradients.
-        if self.sink.should_cancel():
+        if any_process(self.sink.should_cancel(), args.device):
             logger.info("cancel requested: stopping after step %d, saving a checkpoint", state.global_step)
             self.canceled = True
             # Stop now and keep this state to resume from; an evaluation due at this step would only delay the stop.
