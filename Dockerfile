@@ -22,7 +22,9 @@ RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorc
 COPY pyproject.toml README.md alembic.ini ./
 COPY backend ./backend
 COPY migrations ./migrations
-RUN pip install --no-cache-dir -e .
+# Optional extras, e.g. `qlora` (bitsandbytes) on GPU workers; empty for the API and CPU workers.
+ARG EXTRAS=""
+RUN pip install --no-cache-dir -e ".${EXTRAS:+[$EXTRAS]}"
 # Where Settings.frontend_dir looks by default: <repo>/frontend/dist next to the editable install's backend/.
 COPY --from=frontend /frontend/dist ./frontend/dist
 ENV TUNELAB_DATA_DIR=/data
