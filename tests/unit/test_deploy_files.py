@@ -230,7 +230,9 @@ def test_the_image_serves_the_built_ui_from_where_settings_look():
     backend_copy = next(instruction for instruction in final.all("COPY") if "from" not in instruction.flags
                         and instruction.args[0].rstrip("/") in ("backend", "./backend"))
     image_backend = resolve(backend_copy.workdir, backend_copy.args[-1])
-    editable = [resolve(final.instructions[position].workdir, option_value(words, "-e", "--editable"))
+    # The target may name extras, also through a build argument: `-e ".${EXTRAS:+[$EXTRAS]}"`.
+    editable = [resolve(final.instructions[position].workdir,
+                        re.sub(r"(\$\{[^}]*\}|\[[^]]*\])$", "", option_value(words, "-e", "--editable")))
                 for (position, _), words in pip_installs(final) if option_value(words, "-e", "--editable")]
     assert editable == [posixpath.dirname(image_backend)], "the project must be installed editable from its copy"
     module = Path(settings_module.__file__).resolve()
