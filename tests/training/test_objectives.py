@@ -54,3 +54,13 @@ def test_full_dpo_uses_a_frozen_copy_of_the_base_as_reference(train, assets):
 def test_an_objective_refuses_a_format_it_does_not_take(train, assets):
     with pytest.raises(ValueError, match="dpo.*takes preference"):
         train("lora", objective="dpo", max_steps=1)
+
+
+def test_orpo_learns_the_chosen_answers_without_a_reference(train, assets):
+    result, sink, _ = train("lora", objective="orpo", dataset_path=assets.preference_dataset,
+                            dataset_format="preference", max_steps=8, eval_steps=8, learning_rate=5e-3,
+                            per_device_train_batch_size=8, max_length=64)
+    nll = [value for _, value in sink.series("eval/nll_loss")]
+    assert len(nll) == 2 and nll[-1] < nll[0], "the SFT part of ORPO's loss falls"
+    assert sink.series("train/rewards/margins") and sink.series("train/log_odds_ratio")
+    assert result.summary["trainable_params"] < result.summary["total_params"]

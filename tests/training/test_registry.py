@@ -18,7 +18,7 @@ from tunelab.training.registry import (
 )
 
 EXPECTED_METHODS = {"full", "lora", "dora", "qlora", "prefix", "prompt", "ptuning", "ia3"}
-EXPECTED_OBJECTIVES = {"sft", "pretrain", "dpo"}
+EXPECTED_OBJECTIVES = {"sft", "pretrain", "dpo", "orpo"}
 COMBINATIONS = sorted((o.name, m.name) for o in list_objectives() for m in methods_for(o.name))
 
 

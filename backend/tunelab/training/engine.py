@@ -15,13 +15,14 @@ import json
 import logging
 import math
 import random
-import resource
-import sys
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from tunelab.training.checkpoints import CHECKPOINTS_DIR, checkpoint_tokens_seen, latest_checkpoint
+from tunelab.training.distributed import any_process, is_main_process
 from tunelab.training.registry import (
     MethodSpec,
     ObjectiveSpec,
@@ -32,6 +33,7 @@ from tunelab.training.registry import (
     params_model,
 )
 from tunelab.training.sink import RunSink, RunSummary, TrainingJob, TrainingResult
+from tunelab.training.truncation import count_truncation
 
 if TYPE_CHECKING:
     import torch
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from torch import nn
     from transformers import PreTrainedTokenizerBase, Trainer
 
+    from tunelab.training.memory import ModelStateBytes
     from tunelab.training.models import CausalLM
 
     # What a run trains: the base model, wrapped by PEFT for a PEFT method (every one has the causal-LM task type).
@@ -78,14 +81,24 @@ def count_parameters(model: "nn.Module") -> tuple[int, int]:
     return trainable, total
 
 
-def peak_memory_bytes() -> int:
-    """Peak GPU memory allocated by torch on CUDA; otherwise the process's peak resident set size."""
-    import torch
+def memory_summary(model_state: "ModelStateBytes") -> RunSummary:
+    """The model state's bytes (what tells methods apart on any device), CUDA's max allocated on a GPU, and the
+    process's peak RSS apart. peak_memory_bytes, what runs are compared by, is the CUDA peak on a GPU and the model
+    state elsewhere (RSS on CPU is mostly the interpreter and its libraries, whatever the method)."""
+    from tunelab.training.memory import cuda_max_allocated_bytes, process_peak_rss_bytes
 
-    if torch.cuda.is_available():
-        return int(torch.cuda.max_memory_allocated())
-    max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(max_rss if sys.platform == "darwin" else max_rss * 1024)  # macOS reports bytes, Linux kilobytes
+    cuda_peak = cuda_max_allocated_bytes()
+    summary: RunSummary = {
+        "model_state_bytes": model_state["total"],
+        "model_state_weights_bytes": model_state["weights"],
+        "model_state_gradients_bytes": model_state["gradients"],
+        "model_state_optimizer_states_bytes": model_state["optimizer_states"],
+        "process_peak_rss_bytes": process_peak_rss_bytes(),
+        "peak_memory_bytes": cuda_peak if cuda_peak is not None else model_state["total"],
+    }
+    if cuda_peak is not None:
+        summary["cuda_peak_memory_bytes"] = cuda_peak
+    return summary
 
 
 def generation_prompt(tokenizer: "PreTrainedTokenizerBase", messages: list[dict[str, str]]) -> str:
@@ -176,6 +189,18 @@ def check_job(job: TrainingJob, objective: ObjectiveSpec, method: MethodSpec) ->
         )
 
 
+def truncation_summary(objective: ObjectiveSpec, records: list[Record], tokenizer: "PreTrainedTokenizerBase",
+                       max_length: int) -> RunSummary:
+    """How many rows the trainer cuts at max_length and how many tokens it drops (in the log too); nothing for an
+    objective that cuts nothing."""
+    if objective.sequence_lengths is None:
+        return {}
+    counted = count_truncation(objective.sequence_lengths(records, tokenizer), max_length)
+    (logger.warning if counted.truncated_rows else logger.info)("%s", counted.describe(max_length))
+    return {"tokenized_rows": counted.rows, "truncated_rows": counted.truncated_rows,
+            "truncated_tokens": counted.truncated_tokens}
+
+
 def run_training(job: TrainingJob, sink: RunSink) -> TrainingResult:
     """Train `job` to completion or cancellation; write artifacts and report to `sink`. Errors propagate."""
     try:
@@ -189,6 +214,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     from transformers import PrinterCallback
 
     from tunelab.training.callbacks import SinkCallback, TokensSeenRecorder
+    from tunelab.training.memory import ModelStateRecorder, model_state_bytes
     from tunelab.training.models import load_model_and_tokenizer
 
     started = time.perf_counter()
@@ -201,7 +227,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
         torch.cuda.reset_peak_memory_stats()
 
     records = objective.convert_rows(read_jsonl(job.dataset_path), job.dataset_format)
-    train_records, eval_records = split_records(records, params.eval_split, params.seed)
+    # The dataset's split seed, not the training seed: runs of one dataset with any seed evaluate on the same rows.
+    split_seed = job.split_seed if job.split_seed is not None else params.seed
+    train_records, eval_records = split_records(records, params.eval_split, split_seed)
     if not train_records:
         raise ValueError(f"dataset {job.dataset_path} has no rows to train on")
     run_config = {
@@ -212,21 +240,30 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
         "dataset_format": job.dataset_format,
         "train_examples": len(train_records),
         "eval_examples": len(eval_records),
+        "split_seed": split_seed,
         "params": params.model_dump(mode="json"),
         "versions": library_versions(),
     }
-    (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
+    # Every process of a multi-process run trains; rank 0 alone writes the run's files.
+    main_process = is_main_process()
+    if main_process:
+        (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
     logger.info("training %s/%s on %s: %s", job.objective, job.method, job.model, run_config["params"])
 
     loading = method.model_loading(method, params)
     model, tokenizer = load_model_and_tokenizer(job.model, loading)
-    tokenizer_dir = output_dir / "tokenizer"
+    data_summary = truncation_summary(objective, records, tokenizer, params.max_length)
+    sink.set_summary(data_summary)
+    # Another rank saves a copy of its own aside (prompt tuning's text initialisation reads one as the trainer is
+    # built), so that no rank reads a file rank 0 is writing.
+    tokenizer_dir = output_dir / "tokenizer" if main_process else Path(tempfile.mkdtemp(prefix="tunelab-tokenizer-"))
     tokenizer.save_pretrained(tokenizer_dir)
     build_peft_config = method.build_peft_config  # there for PEFT methods only
     peft_config = build_peft_config(params, str(tokenizer_dir)) if build_peft_config is not None else None
     checkpoint = latest_checkpoint(output_dir / CHECKPOINTS_DIR) if job.resume else None
     callback = SinkCallback(sink, objective.metric_keys, objective.reports_perplexity)
     tokens_recorder = TokensSeenRecorder()
+    state_recorder = ModelStateRecorder()
 
     def load_base_model() -> "CausalLM":
         base, _ = load_model_and_tokenizer(job.model, loading)
@@ -235,11 +272,13 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     trainer = objective.build_trainer(TrainerInputs(
         model=model, tokenizer=tokenizer, params=params, train_records=train_records, eval_records=eval_records,
         peft_config=peft_config, dataset_format=job.dataset_format, checkpoints_dir=output_dir / CHECKPOINTS_DIR,
-        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback], load_base_model=load_base_model,
+        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback, state_recorder], load_base_model=load_base_model,
     ))
-    # TRL's trainers (SFT, DPO …) keep their running count of training tokens in _total_train_tokens.
+    if not main_process:
+        shutil.rmtree(tokenizer_dir, ignore_errors=True)
+    # TRL's trainers (SFT, DPO …) keep their running count of training tokens in _total_train_tokens; ORPO does not.
     token_counter = cast(Any, trainer)
-    tokens_recorder.count = lambda: token_counter._total_train_tokens
+    tokens_recorder.count = lambda: getattr(token_counter, "_total_train_tokens", 0)
     # With tqdm off the trainer prints every log dict to stdout; the callback already logs them through `logger`.
     trainer.remove_callback(PrinterCallback)
     # What the method costs is known before the first step: report it now, so it shows while the run trains.
@@ -248,11 +287,13 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     if checkpoint is not None:
         # TRL counts training tokens in memory only; carry the count on, so "tokens seen" continues where it was.
         token_counter._total_train_tokens = checkpoint_tokens_seen(checkpoint)
+        callback.continue_from(token_counter._total_train_tokens)
         logger.info("resuming from %s", checkpoint.name)
-    if sink.should_cancel():  # canceled while the model was loading: nothing to train or save
+    # Canceled while the model was loading: nothing to train or save. Rank 0 hears it; all stop.
+    if any_process(sink.should_cancel(), trainer.args.device):
         logger.info("canceled before the first step")
         return TrainingResult(canceled=True)
-    train_output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
 
     history = trainer.state.log_history
     trained = trained_model(trainer)
@@ -260,19 +301,33 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
         evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
         if eval_records and not evaluated_last_step:
             trainer.evaluate()
-    trained.save_pretrained(str(output_dir / ("adapter" if method.peft else "model")))
-    with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
-        for entry in history:
-            log_file.write(json.dumps(entry) + "\n")
+    save_trained(trainer, output_dir / ("adapter" if method.peft else "model"))
+    if main_process:
+        with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
+            for entry in history:
+                log_file.write(json.dumps(entry) + "\n")
     # A cancel means "stop now": no sample generation (on a real model it takes minutes).
-    if eval_records and not callback.canceled:
+    # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate.
+    if main_process and eval_records and not callback.canceled and params.zero_stage < 3:
         write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl")
 
-    summary = run_summary(trained, history, train_output.metrics, time.perf_counter() - started,
+    # After the last step the trainer has freed the gradients: the recorder counted them while they were there.
+    model_state = state_recorder.peak or model_state_bytes(trained, trainer.optimizer)
+    summary = run_summary(trained, history, callback.tokens_per_second, time.perf_counter() - started, model_state,
                           objective.reports_perplexity)
+    summary.update(data_summary)
     sink.set_summary(summary)
     logger.info("%s: %s", "canceled" if callback.canceled else "finished", summary)
     return TrainingResult(canceled=callback.canceled, summary=summary)
+
+
+def save_trained(trainer: "Trainer", folder: Path) -> None:
+    """The trained model or adapter in Hugging Face format, written by rank 0. Under DeepSpeed ZeRO-3 each rank holds
+    only a shard of the weights: the trainer gathers them (every rank takes part) and saves on rank 0."""
+    if trainer.is_deepspeed_enabled:
+        trainer.save_model(str(folder))
+    elif is_main_process():
+        trained_model(trainer).save_pretrained(str(folder))
 
 
 def trained_model(trainer: "Trainer") -> "TrainedModel":
@@ -280,19 +335,18 @@ def trained_model(trainer: "Trainer") -> "TrainedModel":
     return cast("TrainedModel", trainer.model)
 
 
-def run_summary(model: "nn.Module", history: list[dict[str, Any]], train_metrics: dict[str, float],
-                wall_time_s: float, reports_perplexity: bool = True) -> RunSummary:
+def run_summary(model: "nn.Module", history: list[dict[str, Any]], tokens_per_second: float,
+                wall_time_s: float, model_state: "ModelStateBytes", reports_perplexity: bool = True) -> RunSummary:
     trainable, total = count_parameters(model)
     eval_losses = [e["eval_loss"] for e in history if "eval_loss" in e]
-    num_tokens = max((e["num_tokens"] for e in history if "num_tokens" in e and "loss" in e), default=0)
-    train_runtime = train_metrics.get("train_runtime") or 0.0
     summary: RunSummary = {
         "trainable_params": trainable,
         "total_params": total,
         "trainable_percent": 100.0 * trainable / total if total else 0.0,
-        "peak_memory_bytes": peak_memory_bytes(),
+        **memory_summary(model_state),
         "wall_time_s": wall_time_s,
-        "tokens_per_second": num_tokens / train_runtime if train_runtime > 0 else 0.0,
+        # Training tokens over the time inside training steps: evaluations and checkpoints do not dilute it.
+        "tokens_per_second": tokens_per_second,
     }
     if eval_losses:
         summary["final_eval_loss"] = eval_losses[-1]

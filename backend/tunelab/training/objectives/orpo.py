@@ -1,0 +1,62 @@
+"""Odds-ratio preference optimisation with TRL's ORPOTrainer (trl.experimental in TRL 1.x): SFT on the chosen answer
+plus a penalty on the odds of the rejected one, in one stage and without a reference model."""
+
+import os
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from tunelab.training.arguments import trainer_arguments
+from tunelab.training.formats import DatasetFormat
+from tunelab.training.objectives.dpo import convert_rows
+from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, TrainerInputs, register_objective
+
+if TYPE_CHECKING:
+    from transformers import Trainer
+
+
+class OrpoParams(ObjectiveParams):
+    beta: float = Field(
+        0.1, gt=0, le=10, title="Lambda (odds-ratio weight)",
+        description="Weight of the odds-ratio term beside the SFT loss on the chosen answer (the paper's λ)",
+    )
+
+
+def build_trainer(inputs: TrainerInputs) -> "Trainer":
+    from datasets import Dataset
+
+    # TRL warns on every import of trl.experimental that its API may change; the version is pinned here.
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from trl.experimental.orpo import ORPOConfig, ORPOTrainer
+
+    params: OrpoParams = inputs.params
+    args = ORPOConfig(
+        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        beta=params.beta,
+    )
+    return ORPOTrainer(
+        model=inputs.model,
+        args=args,
+        train_dataset=Dataset.from_list(inputs.train_records),
+        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
+        processing_class=inputs.tokenizer,
+        peft_config=inputs.peft_config,
+        callbacks=inputs.callbacks,
+    )
+
+
+register_objective(
+    ObjectiveSpec(
+        name="orpo",
+        title="Odds-ratio preference optimisation (ORPO)",
+        description="SFT and preference alignment in one stage, without a reference model: learns the chosen answer "
+        "and lowers the odds of the rejected one. Takes preference pairs.",
+        dataset_formats=(DatasetFormat.preference.value,),
+        params_model=OrpoParams,
+        convert_rows=convert_rows,
+        build_trainer=build_trainer,
+        metric_keys=("rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies", "logps/chosen",
+                     "logps/rejected", "nll_loss", "log_odds_ratio"),
+        reports_perplexity=False,
+    )
+)
