@@ -266,7 +266,8 @@ export interface paths {
         };
         /**
          * Read Methods
-         * @description Every objective and method with its parameters' JSON Schema: the launch form is rendered from this.
+         * @description Every objective and method with its parameters' JSON Schema: the launch form is rendered from this. A run's
+         *     params are the method's with the objective's beside them, defaults from the method, then the objective's.
          */
         get: operations["read_methods_api_v1_methods_get"];
         put?: never;
@@ -473,6 +474,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/archives/{folder}.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Run Archive
+         * @description One artifact folder as a zip, streamed: `adapter` (with the run's tokenizer: unpacked, it is what
+         *     `AutoPeftModelForCausalLM.from_pretrained` loads, base included), `model` (full fine-tuning) or `merged` (an
+         *     export), which `AutoModelForCausalLM.from_pretrained` loads.
+         */
+        get: operations["download_run_archive_api_v1_runs__run_id__archives__folder__zip_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}/artifacts": {
         parameters: {
             query?: never;
@@ -561,6 +584,32 @@ export interface paths {
         get: operations["read_run_events_api_v1_runs__run_id__events_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Run Exports
+         * @description The run's merged-model exports, newest first.
+         */
+        get: operations["read_run_exports_api_v1_runs__run_id__exports_get"];
+        put?: never;
+        /**
+         * Create Run Export
+         * @description Merge the run's adapter into its base on a worker of the run's queue: `merged/` in its artifacts, in Hugging
+         *     Face format with the tokenizer (`AutoModelForCausalLM.from_pretrained` loads it). 409 when the run has no
+         *     adapter that merges (not finished, full fine-tuning, a prompt-learning method) or an export is under way.
+         */
+        post: operations["create_run_export_api_v1_runs__run_id__exports_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -820,6 +869,19 @@ export interface components {
             /** Data */
             data: components["schemas"]["ApiTokenPublic"][];
         };
+        /** ArtifactArchivePublic */
+        ArtifactArchivePublic: {
+            /**
+             * Download Url
+             * @description The folder as one zip, with the run's tokenizer; unpacked, it is what AutoPeftModelForCausalLM (adapter) or AutoModelForCausalLM (model, merged) loads
+             */
+            download_url: string;
+            /**
+             * Folder
+             * @description adapter, model (full fine-tuning) or merged (an export)
+             */
+            folder: string;
+        };
         /** ArtifactPublic */
         ArtifactPublic: {
             /**
@@ -838,6 +900,8 @@ export interface components {
         };
         /** ArtifactsPublic */
         ArtifactsPublic: {
+            /** Archives */
+            archives?: components["schemas"]["ArtifactArchivePublic"][];
             /** Count */
             count: number;
             /** Data */
@@ -928,6 +992,11 @@ export interface components {
             row_count: number;
             /** Size Bytes */
             size_bytes: number;
+            /**
+             * Split Seed
+             * @description Seed that picks the eval split of every run on this dataset (fixed with it)
+             */
+            split_seed: number;
             stats: components["schemas"]["DatasetStats"];
         };
         /** DatasetStats */
@@ -986,6 +1055,11 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
+        /**
+         * ExportStatus
+         * @enum {string}
+         */
+        ExportStatus: "queued" | "running" | "succeeded" | "failed";
         /** FirstAdminCreate */
         FirstAdminCreate: {
             /**
@@ -1154,12 +1228,20 @@ export interface components {
             name: string;
             /** Objectives */
             objectives: string[];
-            /** Params Schema */
+            /**
+             * Params Schema
+             * @description The shared training parameters and the method's own
+             */
             params_schema: {
                 [key: string]: unknown;
             };
             /** Peft */
             peft: boolean;
+            /**
+             * Requires Cuda
+             * @description Only on GPU queues (e.g. QLoRA's 4-bit quantization)
+             */
+            requires_cuda: boolean;
             /** Title */
             title: string;
         };
@@ -1265,6 +1347,15 @@ export interface components {
             how_to_get: string | null;
             /** Name */
             name: string;
+            /**
+             * Param Defaults
+             * @description Per method name, the params this model sets over the method's own defaults (the launch form applies them when the model is chosen; POST /runs fills them in for params left out)
+             */
+            param_defaults: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
             /** Path */
             path: string | null;
             /** Source */
@@ -1283,10 +1374,42 @@ export interface components {
         ObjectivePublic: {
             /** Dataset Formats */
             dataset_formats: string[];
+            /** Defaults */
+            defaults: {
+                [key: string]: unknown;
+            };
             /** Description */
             description: string;
+            /**
+             * Learning Rate Scale
+             * @description The objective's learning rate relative to SFT's; a model's own learning-rate defaults (given for SFT) are scaled by it
+             */
+            learning_rate_scale: number;
+            /**
+             * Method Defaults
+             * @description By method: the method's defaults this objective changes (e.g. DPO's gentler learning rate)
+             */
+            method_defaults: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * Metric Keys
+             * @description Metrics this objective adds, as train/<key> and eval/<key>
+             */
+            metric_keys: string[];
             /** Name */
             name: string;
+            /**
+             * Params Schema
+             * @description The objective's own parameters (beside the method's)
+             */
+            params_schema: {
+                [key: string]: unknown;
+            };
+            /** Reports Perplexity */
+            reports_perplexity: boolean;
             /** Title */
             title: string;
         };
@@ -1425,6 +1548,44 @@ export interface components {
              * @description Worker queue (cpu, gpu, …); default from settings
              */
             queue?: string | null;
+        };
+        /** RunExportPublic */
+        RunExportPublic: {
+            /**
+             * Archive Url
+             * @description The merged model as one zip, once the export succeeded
+             */
+            archive_url?: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Id */
+            id: number;
+            /**
+             * Queued At
+             * Format: date-time
+             */
+            queued_at: string;
+            /** Requested By */
+            requested_by: string;
+            /** Run Id */
+            run_id: number;
+            /** Started At */
+            started_at: string | null;
+            status: components["schemas"]["ExportStatus"];
+            /**
+             * Status Reason
+             * @description Why it failed
+             */
+            status_reason: string | null;
+            /** Worker */
+            worker: string | null;
+        };
+        /** RunExportsPublic */
+        RunExportsPublic: {
+            /** Count */
+            count: number;
+            /** Data */
+            data: components["schemas"]["RunExportPublic"][];
         };
         /** RunLogPublic */
         RunLogPublic: {
@@ -3589,6 +3750,66 @@ export interface operations {
             };
         };
     };
+    download_run_archive_api_v1_runs__run_id__archives__folder__zip_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                folder: "adapter" | "model" | "merged";
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     read_run_artifacts_api_v1_runs__run_id__artifacts_get: {
         parameters: {
             query?: never;
@@ -3890,6 +4111,133 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    read_run_exports_api_v1_runs__run_id__exports_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunExportsPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    create_run_export_api_v1_runs__run_id__exports_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunExportPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,7 @@ import { useCancelRun, useResumeRun } from "../../runs/api/mutations";
 import { isFinished } from "../../runs/api/queries";
 import { ShareButton } from "../../shares/components/ShareButton";
 import { resumeLabel } from "../resume";
+import { ExportButton } from "./ExportButton";
 
 export function RunActions({ run, role }: { run: Run; role: Role | null }) {
   const cancel = useCancelRun();
@@ -56,6 +57,9 @@ export function RunActions({ run, role }: { run: Run; role: Role | null }) {
         <button data-testid="resume-run" disabled={resume.isPending} onClick={() => resume.mutate(run.id)}>
           {resumeLabel(run)}
         </button>
+      )}
+      {editor && !run.external && (run.status === "succeeded" || run.status === "canceled") && (
+        <ExportButton run={run} />
       )}
       {editor && !run.external && (
         <Link className="button" to={`/runs/new?clone=${run.id}`} data-testid="clone-run">
