@@ -17,6 +17,7 @@ from tunelab.api.policies import route_policy_table
 from tunelab.api.routes import (
     auth,
     datasets,
+    estimates,
     exports,
     health,
     methods,
@@ -99,7 +100,7 @@ def create_app() -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
 
     routers = [m.router for m in (auth, users, projects, runs, exports, metrics, datasets, shares, models, methods,
-                                  health)]
+                                  estimates, health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.state.route_policies = route_policy_table(routers, API_PREFIX)

@@ -5,6 +5,7 @@ import base64
 import json
 import logging
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -82,34 +83,52 @@ def _params_error(exc: ValidationError) -> AppError:
     return AppError("VALIDATION_ERROR", f"{first['field']}: {first['message']}", details)
 
 
-def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
-                      project_id: int) -> RunConfig:
-    """Check objective, method, params, model and dataset; return the full resolved config."""
+@dataclass(frozen=True)
+class TrainingChoice:
+    """What to train, checked: the objective, the method and its params with every default filled in."""
+
+    objective: registry.ObjectiveSpec
+    method: registry.MethodSpec
+    params: dict[str, Any]
+
+
+def resolve_training_choice(objective_name: str, method_name: str, raw_params: dict[str, Any], queue: str,
+                            model_defaults: dict[str, object] | None = None) -> TrainingChoice:
+    """Check objective, method and params, and what the queue allows of them (a launch and an estimate alike).
+    `model_defaults` are the model's own defaults for the method (the tiny demo model's); the params sent win."""
     try:
-        objective = registry.get_objective(body.objective)
+        objective = registry.get_objective(objective_name)
     except KeyError:
         names = ", ".join(o.name for o in registry.list_objectives())
-        raise AppError("OBJECTIVE_NOT_FOUND", f"objective: unknown objective {body.objective!r} (known: {names})",
+        raise AppError("OBJECTIVE_NOT_FOUND", f"objective: unknown objective {objective_name!r} (known: {names})",
                        {"field": "objective"}) from None
     try:
-        method = registry.get_method(body.method)
+        method = registry.get_method(method_name)
     except KeyError:
         names = ", ".join(m.name for m in registry.list_methods())
-        raise AppError("METHOD_NOT_FOUND", f"method: unknown method {body.method!r} (known: {names})",
+        raise AppError("METHOD_NOT_FOUND", f"method: unknown method {method_name!r} (known: {names})",
                        {"field": "method"}) from None
     if objective.name not in method.objectives:
         raise AppError("VALIDATION_ERROR", f"method: {method.name} does not support objective {objective.name}",
                        [{"field": "method", "message": f"not available for objective {objective.name}"}])
     try:
-        # The model's own defaults (the tiny demo model's) come first; what the launch sends wins.
-        raw_params = {**model_param_defaults(settings, body.model, body.method), **body.params}
-        params = registry.resolve_params(method.name, raw_params)
+        params = registry.resolve_params(
+            method.name, {**registry.model_defaults_for(objective, model_defaults or {}), **raw_params}, objective.name)
     except ValidationError as exc:
         raise _params_error(exc) from None
     precision = params.get("precision", "fp32")
     if precision != "fp32" and queue == "cpu":
         raise AppError("VALIDATION_ERROR", f"params.precision: {precision} needs a GPU; use fp32 on the cpu queue, "
                        "or send the run to a GPU queue", [{"field": "params.precision", "message": "needs a GPU"}])
+    return TrainingChoice(objective=objective, method=method, params=params)
+
+
+def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
+                      project_id: int) -> RunConfig:
+    """Check objective, method, params, model and dataset; return the full resolved config."""
+    choice = resolve_training_choice(body.objective, body.method, body.params, queue,
+                                     model_param_defaults(settings, body.model, body.method))
+    objective, method, params = choice.objective, choice.method, choice.params
     model_path = resolve_model_path(settings, body.model)
     if body.dataset is None:
         raise AppError("VALIDATION_ERROR", "dataset: a dataset is required",

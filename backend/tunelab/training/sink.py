@@ -12,7 +12,13 @@ class RunSummary(TypedDict, total=False):
     trainable_params: int
     total_params: int
     trainable_percent: float
-    peak_memory_bytes: int
+    peak_memory_bytes: int  # what runs are compared by: CUDA's max allocated on a GPU, the model state elsewhere
+    model_state_bytes: int  # parameters + gradients + optimizer states, counted from the tensors
+    model_state_weights_bytes: int
+    model_state_gradients_bytes: int
+    model_state_optimizer_states_bytes: int
+    cuda_peak_memory_bytes: int  # on a GPU only
+    process_peak_rss_bytes: int
     wall_time_s: float
     tokens_per_second: float
     final_eval_loss: float

@@ -240,6 +240,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/estimates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Estimate
+         * @description Memory per device (DDP and ZeRO-1/2/3) and time of a run before it is launched, checked like POST /runs and
+         *     compared with the devices of the queue's workers.
+         */
+        post: operations["create_estimate_api_v1_estimates_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -963,6 +984,8 @@ export interface components {
             rows: components["schemas"]["RenderedRow"][];
             /** @description Over the whole dataset; only with a model */
             token_stats?: components["schemas"]["LengthStats"] | null;
+            /** @description Only with a model and a max_length */
+            truncation?: components["schemas"]["TruncationPublic"] | null;
         };
         /** DatasetPublic */
         DatasetPublic: {
@@ -1042,6 +1065,26 @@ export interface components {
              */
             next_cursor?: string | null;
         };
+        /** DevicePublic */
+        DevicePublic: {
+            /**
+             * Cores
+             * @description Logical cores (the CPU only)
+             */
+            cores?: number | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "cpu" | "cuda";
+            /**
+             * Memory Bytes
+             * @description RAM of the machine for the CPU; total memory of the GPU for a CUDA device
+             */
+            memory_bytes: number;
+            /** Name */
+            name: string;
+        };
         /** ErrorBody */
         ErrorBody: {
             /** Code */
@@ -1054,6 +1097,100 @@ export interface components {
         /** ErrorResponse */
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
+        };
+        /** EstimateCreate */
+        EstimateCreate: {
+            /**
+             * Dataset
+             * @description Dataset id: sizes a run that trains for epochs
+             */
+            dataset?: number | null;
+            /**
+             * Method
+             * @description Fine-tuning method, a name from GET /methods
+             */
+            method: string;
+            /**
+             * Model
+             * @description Base model, as POST /runs takes it
+             */
+            model: string;
+            /**
+             * Num Processes
+             * @description Data-parallel processes; default: the params' num_processes (1)
+             */
+            num_processes?: number | null;
+            /**
+             * Objective
+             * @description Training objective, a name from GET /methods
+             * @default sft
+             */
+            objective: string;
+            /**
+             * Params
+             * @description The run's parameters (GET /methods schema)
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Queue
+             * @description Worker queue whose devices it is compared with; default from settings
+             */
+            queue?: string | null;
+            /**
+             * Zero Stage
+             * @description ZeRO stage of `total_per_device_bytes` (0: plain DDP); default: the params' zero_stage (0)
+             */
+            zero_stage?: number | null;
+        };
+        /** EstimatePublic */
+        EstimatePublic: {
+            /**
+             * Devices
+             * @description The devices the queue's workers would train on
+             */
+            devices: components["schemas"]["QueueDevice"][];
+            /**
+             * Fits
+             * @description Whether some worker of the queue has a device it fits on; null when no worker of the queue reports its devices
+             */
+            fits: boolean | null;
+            /**
+             * Gradient Checkpointing
+             * @description The params' setting, which activations_bytes follows
+             */
+            gradient_checkpointing: boolean;
+            memory: components["schemas"]["MemoryBreakdown"];
+            /** Method */
+            method: string;
+            /** Model */
+            model: string;
+            /** Num Processes */
+            num_processes: number;
+            /** Objective */
+            objective: string;
+            /**
+             * Per Device
+             * @description Total per device under DDP and ZeRO-1/2/3
+             */
+            per_device: components["schemas"]["StrategyTotal"][];
+            /** Queue */
+            queue: string;
+            time: components["schemas"]["TimeEstimate"];
+            /** Total Params */
+            total_params: number;
+            /**
+             * Total Per Device Bytes
+             * @description Under the requested ZeRO stage
+             */
+            total_per_device_bytes: number;
+            /** Trainable Params */
+            trainable_params: number;
+            /** Warning */
+            warning: string | null;
+            /** Zero Stage */
+            zero_stage: number;
         };
         /**
          * ExportStatus
@@ -1215,6 +1352,30 @@ export interface components {
             /** Project Name */
             project_name: string;
             role: components["schemas"]["Role"];
+        };
+        /** MemoryBreakdown */
+        MemoryBreakdown: {
+            /**
+             * Activations Bytes
+             * @description With the params' gradient_checkpointing setting
+             */
+            activations_bytes: number;
+            /** Activations With Checkpointing Bytes */
+            activations_with_checkpointing_bytes: number;
+            /** Activations Without Checkpointing Bytes */
+            activations_without_checkpointing_bytes: number;
+            /** Gradients Bytes */
+            gradients_bytes: number;
+            /**
+             * Optimizer States Bytes
+             * @description AdamW: two fp32 moments per trained parameter
+             */
+            optimizer_states_bytes: number;
+            /**
+             * Weights Bytes
+             * @description Every parameter: frozen ones in the dtype they are loaded in, trained ones in fp32
+             */
+            weights_bytes: number;
         };
         /** MethodPublic */
         MethodPublic: {
@@ -1449,6 +1610,17 @@ export interface components {
             count: number;
             /** Data */
             data: components["schemas"]["ProjectPublic"][];
+        };
+        /** QueueDevice */
+        QueueDevice: {
+            device: components["schemas"]["DevicePublic"];
+            /**
+             * Fits
+             * @description Whether the estimated total per device fits in this device's memory
+             */
+            fits: boolean;
+            /** Worker */
+            worker: string;
         };
         /**
          * RenderedRow
@@ -1909,6 +2081,64 @@ export interface components {
              */
             password: string;
         };
+        /** StrategyTotal */
+        StrategyTotal: {
+            /**
+             * Total Bytes
+             * @description On each device
+             */
+            total_bytes: number;
+            /**
+             * Zero Stage
+             * @description 0: plain DDP; 1: optimizer states sharded; 2: gradients too; 3: weights too
+             */
+            zero_stage: number;
+        };
+        /** TimeEstimate */
+        TimeEstimate: {
+            /** Based On Runs */
+            based_on_runs: number;
+            /**
+             * Reason
+             * @description Why there is no estimate
+             */
+            reason?: string | null;
+            /** Seconds */
+            seconds: number | null;
+            /**
+             * Tokens
+             * @description Upper bound: every example at max_length
+             */
+            tokens: number | null;
+            /**
+             * Tokens Per Second
+             * @description Median of earlier succeeded runs of this model and method
+             */
+            tokens_per_second: number | null;
+        };
+        /**
+         * TruncationPublic
+         * @description What a max_length cuts away from a dataset, counted on the token sequences the trainer builds.
+         */
+        TruncationPublic: {
+            /** Max Length */
+            max_length: number;
+            /**
+             * Rows
+             * @description Rows counted (the whole dataset)
+             */
+            rows: number;
+            /**
+             * Truncated Rows
+             * @description Rows longer than max_length, cut to it
+             */
+            truncated_rows: number;
+            /**
+             * Truncated Tokens
+             * @description Tokens past max_length over all rows: what training never sees
+             */
+            truncated_tokens: number;
+        };
         /** UserCreate */
         UserCreate: {
             /**
@@ -2006,6 +2236,11 @@ export interface components {
         };
         /** WorkerPublic */
         WorkerPublic: {
+            /**
+             * Devices
+             * @description What its training processes can use
+             */
+            devices?: components["schemas"]["DevicePublic"][];
             /** Name */
             name: string;
             /** Queues */
@@ -2677,6 +2912,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatasetPreviewPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_estimate_api_v1_estimates_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EstimateCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EstimatePublic"];
                 };
             };
             /** @description Unauthorized */

@@ -7,6 +7,7 @@ from tunelab import __version__
 from tunelab.api.deps import SessionDep
 from tunelab.api.policies import Public, caller_or_anonymous
 from tunelab.core.redis import get_responsive_redis
+from tunelab.schemas.devices import DevicePublic
 from tunelab.services.workers import WorkerPresence, list_workers
 
 router = APIRouter(tags=["health"])
@@ -18,6 +19,7 @@ class WorkerPublic(BaseModel):
     name: str
     queues: list[str]
     seen_at: float
+    devices: list[DevicePublic] = Field(default_factory=list, description="What its training processes can use")
 
 
 class HealthPublic(BaseModel):

@@ -9,6 +9,7 @@ import { Card, ErrorBox } from "../../components/ui/ui";
 import { useCreateRun } from "../runs/api/mutations";
 import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults } from "./launchChoice";
 import type { Catalog, LaunchChoice } from "./launchChoice";
+import { EstimatePanel } from "./EstimatePanel";
 import { SchemaForm } from "./SchemaForm";
 import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
 import type { FormValue, FormValues, JsonSchema } from "./schemaFields";
@@ -48,6 +49,9 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
     setErrors((current) => {
       if (!(path in current)) return current;
       const { [path]: _removed, ...rest } = current;
+  // The estimate follows the form as typed; it waits while a field does not parse.
+  const typedParams = useMemo(() => (method ? toParams(fields, values, defaults) : null), [fields, values, method, defaults]);
+
       return rest;
     });
 
@@ -215,6 +219,19 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
       </div>
     </form>
   );
+      {method && choice.model && typedParams && Object.keys(typedParams.errors).length === 0 && (
+        <EstimatePanel
+          request={{
+            model: choice.model,
+            objective: choice.objective,
+            method: choice.method,
+            params: typedParams.params,
+            queue: choice.queue.trim() || null,
+            dataset: choice.dataset ? Number(choice.dataset) : null,
+          }}
+        />
+      )}
+
 }
 
 function inputProps(name: string, error?: string) {

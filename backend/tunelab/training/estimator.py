@@ -1,0 +1,221 @@
+"""Memory a run needs before it starts, from exact parameter counts and the terms of the ZeRO and Megatron papers.
+
+Parameter counts come from the model built on the `meta` device from its config, with the method's PEFT config
+applied: the same tensors the engine will train, without reading a weight. Bytes per parameter:
+
+- frozen base weights in the dtype the method loads them in (the run's precision for PEFT methods: fp32 4 bytes,
+  bf16/fp16 2); a 4-bit (NF4) method stores the frozen linear weights of the blocks at half a byte plus its
+  quantization constants;
+- trained parameters in fp32 (full fine-tuning keeps fp32 weights and mixed precision runs under autocast; PEFT
+  upcasts adapter weights to fp32), their fp32 gradients, and AdamW's two fp32 moments plus a step count per tensor.
+
+Activations per transformer layer (Korthikanti et al. 2022), in 2-byte elements: s·b·h·(34 + 5·a·s/h) without
+recomputation, where 5·a·s/h is the attention scores, which fused attention (SDPA, FlashAttention: transformers'
+default) never stores; with gradient checkpointing the layer inputs, 2·s·b·h per layer, plus the one layer being
+recomputed. The logits come on top, s·b·V elements: in the run's dtype, their fp32 copy for the loss, the
+log-probabilities and their gradient. Data parallel with ZeRO stage 1/2/3 divides the optimizer states / + gradients
+/ + weights by the number of processes.
+"""
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
+
+from tunelab.training.models import find_gguf
+from tunelab.training.params import TrainingParams
+from tunelab.training.registry import MethodSpec, get_method
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
+
+ZERO_STAGES = (0, 1, 2, 3)
+FP32_BYTES = 4
+ADAM_MOMENT_BYTES = 2 * FP32_BYTES  # exp_avg and exp_avg_sq
+ADAM_STEP_BYTES = 4  # one float32 step count per parameter tensor
+# bitsandbytes NF4 with double quantization: 4 bits per weight, plus one 8-bit absmax per 64-weight block (the
+# fp32 constants of the second quantization, one per 256 blocks, are under a hundredth of that).
+NF4_BYTES_PER_PARAM = 0.5 + 1 / 64
+# The activation terms count 2-byte elements; an fp32 run stores 4-byte ones.
+ACTIVATION_SCALE = {"fp32": 2, "bf16": 1, "fp16": 1}
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+# Attention kernels that compute the scores block by block and keep only their softmax statistics.
+FUSED_ATTENTION = ("sdpa", "flash_attention_2", "flash_attention_3", "flex_attention")
+# Output heads bitsandbytes leaves unquantized (transformers skips the output embeddings when it quantizes).
+UNQUANTIZED_HEADS = ("lm_head",)
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the estimate needs to know about a model and method: parameter counts by kind, and the dimensions."""
+
+    total_params: int
+    trainable_params: int
+    trainable_tensors: int
+    frozen_linear_params: int  # frozen weights of the blocks' linear layers: what a 4-bit method quantizes
+    frozen_other_params: int  # the remaining frozen parameters (embeddings, norms, the output head)
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    vocab_size: int
+    stores_attention_scores: bool  # eager attention keeps the a·s² scores for the backward; fused kernels do not
+
+
+class MemoryEstimate(TypedDict):
+    total_params: int
+    trainable_params: int
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_states_bytes: int
+    activations_bytes: int  # with the run's gradient_checkpointing setting
+    activations_with_checkpointing_bytes: int
+    activations_without_checkpointing_bytes: int
+    per_device_bytes: dict[int, int]  # ZeRO stage (0 = plain DDP) -> total on each device
+
+
+@functools.lru_cache(maxsize=32)
+def read_model_config(model_path: str) -> "PretrainedConfig":
+    """The model's config, from config.json or, for a GGUF base, from the GGUF file's metadata (read once)."""
+    from transformers import AutoConfig
+
+    gguf_path = find_gguf(model_path)
+    if gguf_path is not None:
+        return AutoConfig.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+    return AutoConfig.from_pretrained(model_path)
+
+
+def _shape_params(method: MethodSpec, params: TrainingParams) -> str:
+    """The method's own params as a cache key: neither the shared training params nor an objective's change the
+    shape of a tensor."""
+    own_fields = method.params_model.model_fields.keys() - TrainingParams.model_fields.keys()
+    own = {name: value for name, value in params.model_dump(mode="json").items() if name in own_fields}
+    return json.dumps(own, sort_keys=True)
+
+
+def model_shape(model_path: str, method: MethodSpec, params: TrainingParams) -> ModelShape:
+    """Exact parameter counts of `model_path` trained with `method`, from a model built on the meta device."""
+    return _model_shape(model_path, method.name, _shape_params(method, params))
+
+
+# Building the meta model takes about a second on a real model; a launch form asks again at every keystroke.
+@functools.lru_cache(maxsize=128)
+def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelShape:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    method = get_method(method_name)
+    config = read_model_config(model_path)
+    params = method.params_model.model_validate(json.loads(shape_params))
+    if getattr(params, "prompt_tuning_init", None) == "text":
+        # Initialising from a text only sets the soft prompt's values (and needs a tokenizer on disk).
+        params = params.model_copy(update={"prompt_tuning_init": "random", "prompt_tuning_init_text": None})
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+        if method.build_peft_config is not None:
+            from peft import get_peft_model
+
+            tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
+            model = get_peft_model(model, method.build_peft_config(params, tokenizer_dir))
+    frozen_linear_names = {
+        f"{name}.weight" for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear) and not name.endswith(UNQUANTIZED_HEADS)
+    }
+    trainable = trainable_tensors = frozen_linear = frozen_other = 0
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad:
+            trainable += parameter.numel()
+            trainable_tensors += 1
+        elif name in frozen_linear_names:
+            frozen_linear += parameter.numel()
+        else:
+            frozen_other += parameter.numel()
+    text_config = config.get_text_config()
+    return ModelShape(
+        total_params=trainable + frozen_linear + frozen_other,
+        trainable_params=trainable,
+        trainable_tensors=trainable_tensors,
+        frozen_linear_params=frozen_linear,
+        frozen_other_params=frozen_other,
+        hidden_size=int(text_config.hidden_size),
+        num_layers=int(text_config.num_hidden_layers),
+        num_heads=int(text_config.num_attention_heads),
+        vocab_size=int(text_config.vocab_size),
+        stores_attention_scores=getattr(model.config, "_attn_implementation", None) not in FUSED_ATTENTION,
+    )
+
+
+def activation_bytes(shape: ModelShape, sequence_length: int, micro_batch: int, precision: str,
+                     gradient_checkpointing: bool) -> int:
+    """Activations one device keeps for the backward pass of one micro-batch."""
+    s, b, h, a = sequence_length, micro_batch, shape.hidden_size, shape.num_heads
+    scale = ACTIVATION_SCALE[precision]
+    attention_scores = 5 * a * s / h if shape.stores_attention_scores else 0
+    full_layer = s * b * h * (34 + attention_scores) * scale
+    # fp32 logits are their own fp32 copy; half-precision ones are copied to fp32 for the loss.
+    logit_bytes = FP32_BYTES * 3 if precision == "fp32" else 2 + FP32_BYTES * 3
+    logits = s * b * shape.vocab_size * logit_bytes
+    if gradient_checkpointing:
+        kept = shape.num_layers * 2 * s * b * h * scale + full_layer
+    else:
+        kept = shape.num_layers * full_layer
+    return int(kept + logits)
+
+
+def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams, num_processes: int = 1
+                    ) -> MemoryEstimate:
+    """Weights, gradients, optimizer states and activations of a run, and its total per device for each ZeRO stage."""
+    shape = model_shape(model_path, method, params)
+    precision = params.precision
+    loading = method.model_loading(method, params)
+    frozen_bytes = DTYPE_BYTES[loading.dtype]
+    frozen_linear_bytes = NF4_BYTES_PER_PARAM if loading.quantization == "nf4" else frozen_bytes
+    weights = int(shape.trainable_params * FP32_BYTES + shape.frozen_linear_params * frozen_linear_bytes
+                  + shape.frozen_other_params * frozen_bytes)
+    gradients = shape.trainable_params * FP32_BYTES
+    optimizer_states = shape.trainable_params * ADAM_MOMENT_BYTES + shape.trainable_tensors * ADAM_STEP_BYTES
+    # Prompt-learning methods put their virtual tokens in front of every sequence.
+    sequence_length = params.max_length + int(getattr(params, "num_virtual_tokens", 0) or 0)
+    micro_batch = params.per_device_train_batch_size
+    with_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, True)
+    without_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, False)
+    activations = with_checkpointing if params.gradient_checkpointing else without_checkpointing
+    per_device = {
+        stage: sharded_total(weights, gradients, optimizer_states, activations, stage, num_processes)
+        for stage in ZERO_STAGES
+    }
+    return {
+        "total_params": shape.total_params,
+        "trainable_params": shape.trainable_params,
+        "weights_bytes": weights,
+        "gradients_bytes": gradients,
+        "optimizer_states_bytes": optimizer_states,
+        "activations_bytes": activations,
+        "activations_with_checkpointing_bytes": with_checkpointing,
+        "activations_without_checkpointing_bytes": without_checkpointing,
+        "per_device_bytes": per_device,
+    }
+
+
+def sharded_total(weights: int, gradients: int, optimizer_states: int, activations: int, zero_stage: int,
+                  num_processes: int) -> int:
+    """Bytes on each of `num_processes` devices: ZeRO 1 shards the optimizer states, 2 the gradients too, 3 the
+    weights too; activations belong to each device's own micro-batch."""
+    shards = max(1, num_processes)
+
+    def part(size: int, sharded_from: int) -> float:
+        return size / shards if zero_stage >= sharded_from else size
+
+    return int(part(optimizer_states, 1) + part(gradients, 2) + part(weights, 3) + activations)
+
+
+def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: int | None) -> int | None:
+    """An upper bound of the tokens the run trains on (every example at max_length); None when it cannot be known."""
+    per_step = params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
+    if params.max_steps:
+        return params.max_steps * per_step * params.max_length
+    if dataset_rows is None:
+        return None
+    train_rows = dataset_rows - (max(1, round(dataset_rows * params.eval_split)) if params.eval_split > 0 else 0)
+    return int(max(0, train_rows) * params.num_train_epochs * params.max_length)
+

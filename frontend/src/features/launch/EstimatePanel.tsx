@@ -1,0 +1,76 @@
+// Memory and time of the run the form describes, estimated by the server as the parameters change.
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+
+import { Card, ErrorBox } from "../../components/ui/ui";
+import { formatBytes, formatCount } from "../../lib/format";
+import { estimateQueryOptions } from "./api/estimates";
+import type { EstimateRequest } from "./api/estimates";
+import { breakdownRows, checkpointingEffect, strategyLabel, timeSummary } from "./estimate";
+
+const DEBOUNCE_MS = 400;
+
+export function EstimatePanel({ request }: { request: EstimateRequest }) {
+  const settled = useDebounced(request, DEBOUNCE_MS);
+  const estimate = useQuery(estimateQueryOptions(settled));
+  const data = estimate.data;
+
+  return (
+    <Card title="Estimate" testId="estimate-panel">
+      {estimate.isError && <ErrorBox error={estimate.error} />}
+      {!data && estimate.isPending && <div className="help">Estimating…</div>}
+      {data && (
+        <div className="estimate">
+          {data.warning && (
+            <div className="notice" role="alert" data-testid="estimate-warning">
+              {data.warning}
+            </div>
+          )}
+          <p>
+            <strong data-testid="estimate-total">{formatBytes(data.total_per_device_bytes)}</strong> per device
+            {data.num_processes > 1 ? ` (${data.num_processes} processes, ${strategyLabel(data.zero_stage)})` : ""} ·{" "}
+            {formatCount(data.trainable_params)} of {formatCount(data.total_params)} parameters trained
+          </p>
+          <table className="estimate-breakdown">
+            <tbody>
+              {breakdownRows(data).map((row) => (
+                <tr key={row.label}>
+                  <th>{row.label}</th>
+                  <td className="num">{formatBytes(row.bytes)}</td>
+                  <td className="num">{(row.share * 100).toFixed(0)} %</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="help" data-testid="estimate-checkpointing">
+            {checkpointingEffect(data, data.gradient_checkpointing)}
+          </p>
+          {data.num_processes > 1 && (
+            <p className="help">
+              Per device:{" "}
+              {data.per_device.map((s) => `${strategyLabel(s.zero_stage)} ${formatBytes(s.total_bytes)}`).join(" · ")}
+            </p>
+          )}
+          <p className="help" data-testid="estimate-devices">
+            {data.devices.length === 0
+              ? `No worker of queue ${data.queue} reports its devices now.`
+              : `Queue ${data.queue}: ` +
+                data.devices.map((d) => `${d.device.name} (${d.device.kind}, ${formatBytes(d.device.memory_bytes)})${d.fits ? "" : " — too small"}`).join(", ")}
+          </p>
+          <p className="help">{timeSummary(data.time)}</p>
+        </div>
+      )}
+    </Card>
+  );
+}
+
+/** `value` once it has stayed the same for `delayMs` (compared by content: the form rebuilds the request each render). */
+function useDebounced<T>(value: T, delayMs: number): T {
+  const [settled, setSettled] = useState(value);
+  const key = JSON.stringify(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(JSON.parse(key) as T), delayMs);
+    return () => clearTimeout(timer);
+  }, [key, delayMs]);
+  return settled;
+}

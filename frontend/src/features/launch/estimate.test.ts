@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+
+import { breakdownRows, checkpointingEffect, strategyLabel, timeSummary } from "./estimate";
+import type { Estimate } from "./estimate";
+
+const MiB = 1024 ** 2;
+const estimate = {
+  memory: {
+    weights_bytes: 100 * MiB,
+    gradients_bytes: 50 * MiB,
+    optimizer_states_bytes: 100 * MiB,
+    activations_bytes: 750 * MiB,
+    activations_with_checkpointing_bytes: 250 * MiB,
+    activations_without_checkpointing_bytes: 750 * MiB,
+  },
+} as Estimate;
+
+describe("estimate display", () => {
+  it("gives each part its share of the total", () => {
+    const rows = breakdownRows(estimate);
+    expect(rows.map((r) => r.label)).toEqual(["Weights", "Gradients", "Optimizer states", "Activations"]);
+    expect(rows.map((r) => r.share)).toEqual([0.1, 0.05, 0.1, 0.75]);
+  });
+
+  it("says what gradient checkpointing saves, whether it is on or off", () => {
+    expect(checkpointingEffect(estimate, false)).toContain("would cut activations from 750.0 MiB to 250.0 MiB (saves 500.0 MiB");
+    expect(checkpointingEffect(estimate, true)).toContain("is on: activations 250.0 MiB instead of 750.0 MiB");
+  });
+
+  it("names the strategies", () => {
+    expect([0, 1, 2, 3].map(strategyLabel)).toEqual(["DDP", "ZeRO-1", "ZeRO-2", "ZeRO-3"]);
+  });
+
+  it("gives a time from earlier runs, or the reason there is none", () => {
+    expect(timeSummary({ tokens: 600_000, tokens_per_second: 1000, based_on_runs: 3, seconds: 600, reason: null })).toBe(
+      "Time: at most about 10 min 0 s (from 3 earlier runs at 1000 tokens/s).",
+    );
+    expect(timeSummary({ tokens: 1, tokens_per_second: null, based_on_runs: 0, seconds: null, reason: "no earlier run" })).toBe(
+      "Time: unknown — no earlier run.",
+    );
+  });
+});

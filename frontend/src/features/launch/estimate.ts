@@ -1,0 +1,40 @@
+// What the launch form says about an estimate: the memory breakdown as rows, the effect of gradient checkpointing, time.
+import type { Schemas } from "../../api/client";
+import { formatBytes, formatDuration } from "../../lib/format";
+
+export type Estimate = Schemas["EstimatePublic"];
+
+export type BreakdownRow = { label: string; bytes: number; share: number };
+
+/** Weights, gradients, optimizer states and activations, each with its share of the total per device (ZeRO off). */
+export function breakdownRows(estimate: Estimate): BreakdownRow[] {
+  const { memory } = estimate;
+  const parts: [string, number][] = [
+    ["Weights", memory.weights_bytes],
+    ["Gradients", memory.gradients_bytes],
+    ["Optimizer states", memory.optimizer_states_bytes],
+    ["Activations", memory.activations_bytes],
+  ];
+  const total = parts.reduce((sum, [, bytes]) => sum + bytes, 0);
+  return parts.map(([label, bytes]) => ({ label, bytes, share: total > 0 ? bytes / total : 0 }));
+}
+
+/** "Gradient checkpointing saves 3.2 GiB of activations" — or what turning it on would save. */
+export function checkpointingEffect(estimate: Estimate, enabled: boolean): string {
+  const { activations_with_checkpointing_bytes: on, activations_without_checkpointing_bytes: off } = estimate.memory;
+  const saved = formatBytes(Math.max(0, off - on));
+  return enabled
+    ? `Gradient checkpointing is on: activations ${formatBytes(on)} instead of ${formatBytes(off)} (saves ${saved}, about a third slower).`
+    : `Gradient checkpointing would cut activations from ${formatBytes(off)} to ${formatBytes(on)} (saves ${saved}, about a third slower).`;
+}
+
+export function strategyLabel(zeroStage: number): string {
+  return zeroStage === 0 ? "DDP" : `ZeRO-${zeroStage}`;
+}
+
+/** "about 12 min (from 3 earlier runs at 250 tokens/s)", or why there is no estimate. */
+export function timeSummary(time: Estimate["time"]): string {
+  if (time.seconds === null || time.seconds === undefined || !time.tokens_per_second) return `Time: unknown — ${time.reason ?? "no measurement"}.`;
+  const runs = time.based_on_runs === 1 ? "1 earlier run" : `${time.based_on_runs} earlier runs`;
+  return `Time: at most about ${formatDuration(time.seconds)} (from ${runs} at ${Math.round(time.tokens_per_second)} tokens/s).`;
+}

@@ -1,0 +1,115 @@
+"""POST /estimates: the memory of a run before launch, checked like a launch, against the devices real workers
+announce, with time from the throughput of the caller's earlier runs."""
+
+import pytest
+
+from tests.api.teams_helpers import API, create_member, create_project, stateless_client
+from tests.conftest import wait_for
+from tunelab.db.base import utcnow
+from tunelab.db.models import Run, RunStatus
+from tunelab.db.session import session_scope
+from tunelab.training.devices import cpu_device
+
+TINY = "tunelab-tiny"
+
+
+def estimate(client, headers=None, **body):
+    response = client.post(f"{API}/estimates", json={"model": TINY, **body}, headers=headers)
+    return response
+
+
+def test_estimate_of_lora_on_the_tiny_model(client):
+    response = estimate(client, method="lora", params={"max_steps": 10, "per_device_train_batch_size": 4})
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert 0 < body["trainable_params"] < body["total_params"]
+    memory = body["memory"]
+    # fp32 on CPU: frozen weights 4 bytes, trained ones 4 + 4 (gradient) + 8 (AdamW moments) and a step per tensor.
+    assert memory["gradients_bytes"] == 4 * body["trainable_params"]
+    assert memory["weights_bytes"] == 4 * body["total_params"]
+    assert 8 * body["trainable_params"] < memory["optimizer_states_bytes"] < 8.01 * body["trainable_params"]
+    assert memory["activations_with_checkpointing_bytes"] < memory["activations_without_checkpointing_bytes"]
+    assert memory["activations_bytes"] == memory["activations_without_checkpointing_bytes"]
+    static = memory["weights_bytes"] + memory["gradients_bytes"] + memory["optimizer_states_bytes"]
+    assert [s["zero_stage"] for s in body["per_device"]] == [0, 1, 2, 3]
+    assert body["total_per_device_bytes"] == body["per_device"][0]["total_bytes"] == static + memory["activations_bytes"]
+    assert body["time"]["tokens"] == 10 * 4 * 256  # steps × batch × max_length, the default max_length
+
+
+def test_gradient_checkpointing_and_zero_change_the_total(client):
+    plain = estimate(client, method="full", params={"num_processes": 1}).json()
+    checkpointed = estimate(client, method="full", params={"gradient_checkpointing": True}).json()
+    sharded = estimate(client, method="full", num_processes=4, zero_stage=3).json()
+
+    assert checkpointed["gradient_checkpointing"] and not plain["gradient_checkpointing"]
+    assert checkpointed["memory"]["activations_bytes"] == plain["memory"]["activations_with_checkpointing_bytes"]
+    assert checkpointed["total_per_device_bytes"] < plain["total_per_device_bytes"]
+    memory = sharded["memory"]
+    static = memory["weights_bytes"] + memory["gradients_bytes"] + memory["optimizer_states_bytes"]
+    assert sharded["num_processes"] == 4 and sharded["zero_stage"] == 3
+    assert sharded["total_per_device_bytes"] == pytest.approx(static / 4 + memory["activations_bytes"], abs=1)
+    by_stage = [s["total_bytes"] for s in sharded["per_device"]]
+    assert by_stage == sorted(by_stage, reverse=True) and by_stage[0] > by_stage[3]
+
+
+@pytest.mark.parametrize(("body", "code", "field"), [
+    ({"method": "nope"}, "METHOD_NOT_FOUND", "method"),
+    ({"method": "lora", "objective": "nope"}, "OBJECTIVE_NOT_FOUND", "objective"),
+    ({"method": "lora", "params": {"r": 0}}, "VALIDATION_ERROR", "params.r"),
+    ({"method": "lora", "zero_stage": 7}, "VALIDATION_ERROR", "zero_stage"),
+    ({"method": "lora", "model": "no-such-model"}, "MODEL_NOT_FOUND", "model"),
+])
+def test_a_wrong_request_is_refused_naming_the_field(client, body, code, field):
+    response = estimate(client, **body)
+
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == code
+    details = error["details"]
+    fields = [d["field"] for d in details] if isinstance(details, list) else [details["field"]]
+    assert any(f == field or f.endswith(f".{field}") for f in fields), error
+
+
+def test_time_comes_from_the_callers_own_succeeded_runs(app, client):
+    http = stateless_client(app)
+    member = create_member(app, client, "estimator")
+    own_project, _ = create_project(http, member, "estimates")
+    default_project = client.get(f"{API}/projects").json()["data"][0]["id"]
+    with session_scope() as session:
+        for project_id, status, throughput in [(own_project, RunStatus.succeeded, 100.0),
+                                               (own_project, RunStatus.succeeded, 300.0),
+                                               (own_project, RunStatus.succeeded, 200.0),
+                                               (own_project, RunStatus.failed, 9e9),
+                                               (default_project, RunStatus.succeeded, 9e9)]:
+            session.add(Run(project_id=project_id, name="history", objective="sft", method="ia3", model=TINY,
+                            config={}, seed=0, queue="elsewhere", status=status, finished_at=utcnow(),
+                            tokens_per_second=throughput))
+
+    timed = estimate(http, member.headers, method="ia3", params={"max_steps": 5}).json()["time"]
+    untimed = estimate(http, member.headers, method="prompt", params={"max_steps": 5}).json()["time"]
+
+    assert timed["based_on_runs"] == 3 and timed["tokens_per_second"] == 200.0
+    assert timed["seconds"] == pytest.approx(timed["tokens"] / 200.0)
+    assert untimed["seconds"] is None and "no earlier succeeded run" in untimed["reason"]
+
+
+def test_the_queues_workers_report_their_devices_and_the_estimate_warns_beyond_them(client, worker, settings):
+    """A real worker announces its CPU; health shows it, and an estimate is compared with it."""
+
+    def announced_devices():
+        workers = client.get(f"{API}/health").json()["workers"]
+        return next((w["devices"] for w in workers if settings.default_queue in w["queues"] and w["devices"]), None)
+
+    devices = wait_for(announced_devices, timeout=60, message="the worker to announce its devices")
+    cpu = cpu_device()
+    assert {"kind": "cpu", "memory_bytes": cpu["memory_bytes"], "cores": cpu["cores"]}.items() <= devices[0].items()
+
+    small = estimate(client, method="lora").json()
+    huge = estimate(client, method="lora", params={"max_length": 131072, "per_device_train_batch_size": 1024}).json()
+
+    trains_on = "cuda" if any(d["kind"] == "cuda" for d in devices) else "cpu"
+    assert small["devices"] and all(d["device"]["kind"] == trains_on and d["fits"] for d in small["devices"])
+    assert small["fits"] is True and small["warning"] is None
+    assert huge["fits"] is False and not any(d["fits"] for d in huge["devices"])
+    assert "per device, more than the" in huge["warning"] and "gradient checkpointing" in huge["warning"]

@@ -1,0 +1,51 @@
+"""The estimator against real training: its static parts equal the bytes of the tensors a run holds (CPU, every
+method), and its total is near CUDA's peak on a GPU."""
+
+import pytest
+
+from tests.training.test_smollm2 import smollm2_dir  # noqa: F401  (the fixture)
+from tunelab.training.estimator import estimate_memory
+from tunelab.training.registry import get_method, list_methods, params_model
+
+CPU_METHODS = [m.name for m in list_methods() if not m.requires_cuda]
+STATIC_PARTS = {
+    "weights_bytes": "model_state_weights_bytes",
+    "gradients_bytes": "model_state_gradients_bytes",
+    "optimizer_states_bytes": "model_state_optimizer_states_bytes",
+}
+
+
+@pytest.mark.parametrize("method", CPU_METHODS)
+def test_static_parts_equal_the_trained_tensors(train, assets, method):
+    result, _, job = train(method, max_steps=2, eval_split=0, per_device_train_batch_size=2)
+
+    summary = result.summary
+    estimate = estimate_memory(str(assets.tiny_model), get_method(method),
+                               params_model(job.objective, method).model_validate(job.params))
+    assert summary["model_state_gradients_bytes"] > 0 and summary["model_state_optimizer_states_bytes"] > 0
+    for estimated, measured in STATIC_PARTS.items():
+        assert estimate[estimated] == pytest.approx(summary[measured], rel=0.02), estimated
+    assert summary["model_state_bytes"] == sum(summary[key] for key in STATIC_PARTS.values())
+    assert summary["peak_memory_bytes"] == summary["model_state_bytes"]  # on CPU: the model state, not the RSS
+    assert summary["process_peak_rss_bytes"] > summary["model_state_bytes"]
+    assert "cuda_peak_memory_bytes" not in summary
+
+
+@pytest.mark.requires_gpu
+@pytest.mark.parametrize("method", ["lora", "qlora", "full"])
+def test_estimate_is_within_15_percent_of_the_cuda_peak(train, smollm2_dir, tmp_path, method):  # noqa: F811
+    """SmolLM2, every sequence at max_length (rows longer than it, truncated): the estimate's upper bound is reached."""
+    import json
+
+    long_rows = tmp_path / "long.jsonl"
+    row = {"instruction": " ".join(["word"] * 400), "input": "", "output": " ".join(["answer"] * 400)}
+    long_rows.write_text("\n".join(json.dumps(row) for _ in range(32)) + "\n", encoding="utf-8")
+    params = {"max_steps": 3, "eval_split": 0, "precision": "bf16", "per_device_train_batch_size": 8,
+              "max_length": 256}
+    result, _, job = train(method, model=smollm2_dir, dataset_path=long_rows, **params)
+
+    estimate = estimate_memory(job.model, get_method(method),
+                               params_model(job.objective, method).model_validate(job.params))
+    total = estimate["per_device_bytes"][0]
+    print(f"{method}: estimate {total / 2**20:.1f} MiB, CUDA peak {result.summary['cuda_peak_memory_bytes'] / 2**20:.1f} MiB")
+    assert total == pytest.approx(result.summary["cuda_peak_memory_bytes"], rel=0.15)
