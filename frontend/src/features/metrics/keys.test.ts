@@ -12,4 +12,11 @@ describe("metric keys", () => {
   it("orders known keys first, then the rest alphabetically", () => {
     expect(sortMetricKeys(["zeta", "eval/loss", "alpha", "train/loss"])).toEqual(["train/loss", "eval/loss", "alpha", "zeta"]);
   });
+  it("puts a preference run's reward margin before its other reward figures", () => {
+    expect(sortMetricKeys(["train/logps/chosen", "train/rewards/chosen", "eval/rewards/margins"])).toEqual([
+      "eval/rewards/margins",
+      "train/rewards/chosen",
+      "train/logps/chosen",
+    ]);
+  });
 });

@@ -12,6 +12,13 @@ const ORDER = [
   "eval/perplexity",
   "train/mean_token_accuracy",
   "eval/mean_token_accuracy",
+  // Preference objectives (DPO, ORPO): how far chosen answers beat rejected ones first.
+  "eval/rewards/margins",
+  "train/rewards/margins",
+  "eval/rewards/accuracies",
+  "train/rewards/accuracies",
+  "train/rewards/chosen",
+  "train/rewards/rejected",
   "train/epoch",
 ];
 
@@ -37,6 +44,22 @@ export const METRIC_TITLES: Record<string, string> = {
   "train/mean_token_accuracy": "Train token accuracy",
   "eval/mean_token_accuracy": "Eval token accuracy",
   "train/epoch": "Epoch",
+  "train/rewards/margins": "Train reward margin (chosen − rejected)",
+  "eval/rewards/margins": "Eval reward margin (chosen − rejected)",
+  "train/rewards/accuracies": "Train reward accuracy (chosen wins)",
+  "eval/rewards/accuracies": "Eval reward accuracy (chosen wins)",
+  "train/rewards/chosen": "Train reward of chosen",
+  "train/rewards/rejected": "Train reward of rejected",
+  "eval/rewards/chosen": "Eval reward of chosen",
+  "eval/rewards/rejected": "Eval reward of rejected",
+  "train/logps/chosen": "Train log-prob of chosen",
+  "train/logps/rejected": "Train log-prob of rejected",
+  "eval/logps/chosen": "Eval log-prob of chosen",
+  "eval/logps/rejected": "Eval log-prob of rejected",
+  "train/nll_loss": "Train NLL of chosen (ORPO)",
+  "eval/nll_loss": "Eval NLL of chosen (ORPO)",
+  "train/log_odds_ratio": "Train log odds ratio (ORPO)",
+  "eval/log_odds_ratio": "Eval log odds ratio (ORPO)",
 };
 
 /** Known keys first in their usual order, then any others alphabetically. */
