@@ -1,5 +1,5 @@
 """Exports and zips through the API, without a worker: what is refused (409, naming why), what is queued and
-audit-logged, and what an artifact folder's zip holds."""
+audit-logged (and holds the run's files still), and what an artifact folder's zip holds."""
 
 import io
 import json
@@ -83,6 +83,9 @@ def test_export_is_queued_once_and_audit_logged(client, settings, sample_id):
 
     again = _refusal(client.post(f"{API}/runs/{run['id']}/exports"))
     assert again["code"] == "EXPORT_IN_PROGRESS" and again["details"] == {"export_id": export["id"]}
+    # While a worker may be merging, the run's files stay as they are: no resume, no delete.
+    assert _refusal(client.post(f"{API}/runs/{run['id']}/resume"))["code"] == "EXPORT_IN_PROGRESS"
+    assert _refusal(client.delete(f"{API}/runs/{run['id']}"))["code"] == "EXPORT_IN_PROGRESS"
     listed = client.get(f"{API}/runs/{run['id']}/exports").json()
     assert [e["id"] for e in listed["data"]] == [export["id"]]
 

@@ -60,13 +60,19 @@ def check_exportable(settings: Settings, run: Run) -> None:
                                    "to merge; use the adapter as it is")
 
 
+def refuse_while_exporting(session: Session, run_id: int, doing: str) -> None:
+    """EXPORT_IN_PROGRESS (409) while a worker merges the run's adapter: a second export, a resume or a delete would
+    write or remove the files it reads and writes."""
+    busy = session.scalar(select(RunExport.id).where(RunExport.run_id == run_id, RunExport.status.in_(IN_PROGRESS)))
+    if busy is not None:
+        raise AppError("EXPORT_IN_PROGRESS", f"run {run_id} is being exported (export {busy}); {doing} it once that "
+                       "export has ended", {"export_id": busy})
+
+
 def request_export(session: Session, settings: Settings, run: Run, broker: ExportBroker, actor: Actor) -> RunExport:
     """Queue a merge of the run's adapter into its base, on the run's queue; one at a time per run."""
     check_exportable(settings, run)
-    busy = session.scalar(select(RunExport.id).where(RunExport.run_id == run.id, RunExport.status.in_(IN_PROGRESS)))
-    if busy is not None:
-        raise AppError("EXPORT_IN_PROGRESS", f"run {run.id} is being exported already (export {busy})",
-                       {"export_id": busy})
+    refuse_while_exporting(session, run.id, "export")
     export = RunExport(run_id=run.id, status=ExportStatus.queued, requested_by=actor.label)
     session.add(export)
     session.flush()

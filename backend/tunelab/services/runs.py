@@ -26,7 +26,7 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import audit, events, queue
+from tunelab.services import audit, events, exports, queue
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
@@ -371,6 +371,7 @@ def request_resume(session: Session, run_id: int, broker: Broker, actor: Actor =
     if run.dataset_id is None:
         raise AppError("RUN_NOT_RESUMABLE", f"run {run_id} cannot be resumed: its dataset was deleted",
                        {"status": run.status.value})
+    exports.refuse_while_exporting(session, run_id, "resume")
     start = f"step {run.checkpoint_step}" if run.checkpoint_step else "the start (it saved no checkpoint)"
     result = session.execute(
         update(Run).where(Run.id == run_id, Run.status.in_(RESUMABLE_STATUSES))
@@ -395,6 +396,7 @@ def delete_run(session: Session, settings: Settings, run_id: int, actor: Actor =
     if run.status not in FINISHED_STATUSES:
         raise AppError("RUN_NOT_FINISHED", f"run {run_id} is {run.status.value}; cancel it before deleting",
                        {"status": run.status.value})
+    exports.refuse_while_exporting(session, run_id, "delete")
     audit.record(session, run.project_id, actor, "run.delete", "run", run_id, f"{actor.label} deleted {run.name}")
     session.delete(run)
     session.flush()
