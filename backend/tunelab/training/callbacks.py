@@ -33,6 +33,18 @@ class SinkCallback(TrainerCallback):
         self._step_started = 0.0
         self._seconds_since_log = 0.0  # time inside training steps only, so evaluations do not dilute throughput
         self._tokens_at_last_log = 0.0
+        # Over the logged steps of this attempt: what the run's throughput is measured on (evaluations excluded).
+        self.train_tokens = 0.0
+        self.train_step_seconds = 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Training tokens over the time spent inside training steps."""
+        return self.train_tokens / self.train_step_seconds if self.train_step_seconds > 0 else 0.0
+
+    def continue_from(self, tokens_seen: int) -> None:
+        """A resumed run had seen `tokens_seen` tokens: throughput counts only the tokens of this attempt's steps."""
+        self._tokens_at_last_log = float(tokens_seen)
 
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                       **kwargs: Any) -> None:
@@ -51,6 +63,8 @@ class SinkCallback(TrainerCallback):
                 values["train/tokens_per_second"] = (num_tokens - self._tokens_at_last_log) / self._seconds_since_log
             if "num_tokens" in logs:
                 values["train/tokens_seen"] = num_tokens  # the x axis "tokens seen" of the charts
+            self.train_tokens += num_tokens - self._tokens_at_last_log
+            self.train_step_seconds += self._seconds_since_log
             self._seconds_since_log, self._tokens_at_last_log = 0.0, num_tokens
         if "eval_loss" in logs:
             eval_loss = float(logs["eval_loss"])

@@ -50,7 +50,8 @@ class TrainingParams(BaseModel):
         ge=0,
         lt=1,
         title="Eval split",
-        description="Fraction of the dataset held out for evaluation (chosen by seed); 0 disables eval",
+        description="Fraction of the dataset held out for evaluation: the same rows for every run of the dataset "
+        "(its split seed picks them); 0 disables eval",
     )
     eval_steps: int = Field(
         10, ge=1, title="Eval every (steps)", description="Evaluate on the held-out split every this many steps"
@@ -59,7 +60,10 @@ class TrainingParams(BaseModel):
         1, ge=1, title="Log every (steps)", description="Record training metrics every this many steps"
     )
     seed: int = Field(
-        42, ge=0, title="Seed", description="Seed for weight init of added parameters, data order and eval split"
+        42,
+        ge=0,
+        title="Seed",
+        description="Seed for weight init of added parameters and data order (the eval split is the dataset's)",
     )
     precision: Precision = Field(
         "fp32",

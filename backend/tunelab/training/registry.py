@@ -5,7 +5,7 @@ A run's params are one flat object: the fields every method shares (TrainingPara
 tokens…) and the objective's own (DPO's beta, SFT's packing). `params_model(objective, method)` is that model."""
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -107,6 +107,9 @@ class ObjectiveSpec:
     learning_rate_scale: float = 1.0
     # Extra field defaults for the objective, whatever the method (e.g. beta); applied before the user's params.
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    # (records, tokenizer) -> the token length of each record as the trainer builds it before cutting at max_length,
+    # for counting what it cuts (training.truncation); None for an objective that cuts nothing (packing into blocks).
+    sequence_lengths: "Callable[[Iterable[Record], PreTrainedTokenizerBase], Iterable[int]] | None" = None
 
 
 _methods: dict[str, MethodSpec] = {}

@@ -20,7 +20,11 @@ class RunSummary(TypedDict, total=False):
     cuda_peak_memory_bytes: int  # on a GPU only
     process_peak_rss_bytes: int
     wall_time_s: float
-    tokens_per_second: float
+    tokens_per_second: float  # training tokens over the time inside training steps (evaluations excluded)
+    # What max_length cuts, counted on the trainer's token sequences of every row (train and eval split).
+    tokenized_rows: int
+    truncated_rows: int  # rows longer than max_length
+    truncated_tokens: int  # tokens past max_length, which training never sees
     final_eval_loss: float
     best_eval_loss: float
     final_eval_perplexity: float
@@ -60,6 +64,9 @@ class TrainingJob:
     # Continue from the newest complete checkpoint in output_dir/checkpoints (a lost worker, a user's resume); with
     # none there it starts from the beginning.
     resume: bool = False
+    # Picks the eval split, fixed with the dataset so that runs of any seed evaluate on the same rows; None (runs
+    # launched before datasets had one) splits by the training seed, as those runs did.
+    split_seed: int | None = None
 
 
 @dataclass

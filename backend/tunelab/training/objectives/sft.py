@@ -8,6 +8,7 @@ from pydantic import Field
 from tunelab.training.arguments import trainer_arguments
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+from tunelab.training.truncation import sft_sequence_lengths
 
 if TYPE_CHECKING:
     from trl import SFTTrainer
@@ -77,5 +78,7 @@ register_objective(
         convert_rows=convert_rows,
         build_trainer=build_trainer,
         metric_keys=("mean_token_accuracy",),
+        # Packed or not, a row longer than max_length is cut (best-fit packing keeps rows whole, up to max_length).
+        sequence_lengths=sft_sequence_lengths,
     )
 )
