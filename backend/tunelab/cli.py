@@ -64,10 +64,19 @@ def cmd_set_password(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> None:
     """One run's training process; a worker starts it for a run it has claimed (see services.supervisor)."""
+    from tunelab.db.models import RunStatus
     from tunelab.services.execution import configure_run_log, train_claimed_run
+    from tunelab.training.distributed import process_count
 
+    if process_count() > 1:
+        # A rank of a multi-process run: torchrun started it in a session of its own, where the supervisor's kill of
+        # its process group does not reach; it dies with torchrun instead (which dies with the supervisor).
+        die_with_parent()
     configure_run_log()
-    train_claimed_run(args.run_id, args.attempt)
+    status = train_claimed_run(args.run_id, args.attempt)
+    if status == RunStatus.failed.value and process_count() > 1:
+        # The other ranks may be waiting on this one inside a collective: a failed exit makes torchrun stop them now.
+        sys.exit(1)
 
 
 def cmd_openapi(_: argparse.Namespace) -> None:

@@ -19,8 +19,9 @@ from tunelab.services.datasets import dataset_file
 from tunelab.services.events import wait_for_notice
 from tunelab.services.metrics import MetricPoint, ingest_points
 from tunelab.services.models import model_identity
-from tunelab.services.runs import training_config
-from tunelab.training.sink import RunSummary
+from tunelab.services.runs import RunConfig, training_config
+from tunelab.training.distributed import is_main_process, process_count, process_rank
+from tunelab.training.sink import RunSummary, SilentSink, TrainingJob
 
 log = logging.getLogger(__name__)
 LOGGERS_IN_RUN_LOG = ("tunelab", "transformers", "trl", "peft", "accelerate")
@@ -156,7 +157,9 @@ def configure_run_log() -> None:
 
     faulthandler.enable()  # a crash in native code still leaves a traceback in train.log
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # The ranks of a multi-process run share one train.log: each line says whose it is.
+    rank = f"[rank {process_rank()}] " if process_count() > 1 else ""
+    handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s {rank}%(name)s: %(message)s"))
     for name in LOGGERS_IN_RUN_LOG:
         logger = logging.getLogger(name)
         logger.addHandler(handler)
@@ -169,8 +172,9 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
     """Train attempt `attempt` of a run its supervisor claimed. Returns the final status, or None when the run is
     no longer at that attempt (a stale training process: it trains nothing)."""
     from tunelab.training.engine import run_training
-    from tunelab.training.sink import TrainingJob
 
+    if not is_main_process():
+        return _train_beside_rank_zero(run_id, attempt)
     settings = get_settings()
     with session_scope() as session:
         if not lifecycle.is_current_attempt(session, run_id, attempt):
@@ -189,13 +193,8 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         resuming = f", resuming from step {checkpoint_step}" if attempt > 1 and checkpoint_step else ""
         log.info("run %s claimed by %s: %s %s on %s (attempt %d, training process %d%s)", run_id, worker,
                  config["objective"], config["method"], config["model"], attempt, os.getpid(), resuming)
-        job = TrainingJob(
-            objective=config["objective"], method=config["method"], model=config["model_path"],
-            dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
-            params=config["params"], output_dir=output_dir, resume=attempt > 1,
-        )
         with watch:
-            result = run_training(job, sink)
+            result = run_training(_training_job(settings, run_id, config, attempt), sink)
         if result.canceled:
             status = RunStatus.canceled
             reason = f"canceled by user at step {sink.current_step}"
@@ -215,6 +214,29 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
             artifacts.index_run_artifacts(session, run_id, output_dir)
             lifecycle.finish_run(session, run_id, status, reason, attempt=attempt)
     return status.value
+
+
+def _train_beside_rank_zero(run_id: int, attempt: int) -> str | None:
+    """A rank other than 0 of a multi-process run: it trains the same job, reporting nothing (rank 0 records the
+    start, metrics, checkpoints and the end for all). An error propagates: the process exits non-zero, torchrun stops
+    the other ranks, and the supervisor settles it as a lost training process."""
+    from tunelab.training.engine import run_training
+
+    settings = get_settings()
+    with session_scope() as session:
+        if not lifecycle.is_current_attempt(session, run_id, attempt):
+            return None
+        config = training_config(session.get_one(Run, run_id))
+    result = run_training(_training_job(settings, run_id, config, attempt), SilentSink())
+    return (RunStatus.canceled if result.canceled else RunStatus.succeeded).value
+
+
+def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: int) -> TrainingJob:
+    return TrainingJob(
+        objective=config["objective"], method=config["method"], model=config["model_path"],
+        dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
+        params=config["params"], output_dir=artifacts.run_dir(settings, run_id), resume=attempt > 1,
+    )
 
 
 def _dataset_file(settings: Settings, run_id: int) -> Path:

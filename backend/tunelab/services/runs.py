@@ -26,12 +26,13 @@ from tunelab.schemas.runs import (
     RunSortField,
     RunsPublic,
 )
-from tunelab.services import audit, events, exports, queue
+from tunelab.services import audit, events, exports, queue, workers
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.queue import Broker
+from tunelab.services.workers import WorkerPresence
 from tunelab.training import registry
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,11 @@ def resolve_training_choice(objective_name: str, method_name: str, raw_params: d
     if precision != "fp32" and queue == "cpu":
         raise AppError("VALIDATION_ERROR", f"params.precision: {precision} needs a GPU; use fp32 on the cpu queue, "
                        "or send the run to a GPU queue", [{"field": "params.precision", "message": "needs a GPU"}])
+    if params.get("zero_stage", 0) and queue == "cpu":
+        raise AppError("VALIDATION_ERROR", "params.zero_stage: DeepSpeed ZeRO shards across GPUs; use 0 (plain DDP) on "
+                       "the cpu queue, or send the run to a GPU queue",
+                       [{"field": "params.zero_stage", "message": "needs GPUs"}])
+    _check_process_count(queue, params.get("num_processes", 1))
     return TrainingChoice(objective=objective, method=method, params=params)
 
 
@@ -151,6 +157,37 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
                     "split_seed": dataset.split_seed},
         "params": params,
     }
+
+
+def _process_capacity(presence: WorkerPresence) -> int | None:
+    """How many training processes one worker can give a run: one per CUDA device when it has any, else one per CPU
+    core; None when it does not say (a worker from before devices were announced)."""
+    devices = presence.get("devices", [])
+    cuda = [d for d in devices if d["kind"] == "cuda"]
+    if cuda:
+        return len(cuda)
+    cores = sum(d.get("cores", 0) for d in devices if d["kind"] == "cpu")
+    return cores or None
+
+
+def _check_process_count(queue: str, num_processes: int) -> None:
+    """Refuse a run that asks for more processes than the best worker of its queue has devices for. With no worker
+    of the queue present, or Redis away, nothing is refused: a bigger worker may start later, and the run waits."""
+    if num_processes <= 1:
+        return
+    try:
+        present = [w for w in workers.list_workers() if queue in w["queues"]]
+    except Exception:  # noqa: BLE001  (a launch does not depend on Redis; the run waits in SQL)
+        log.warning("could not read the workers of queue %r to check num_processes", queue, exc_info=True)
+        return
+    capacities = [_process_capacity(w) for w in present]
+    if not capacities or None in capacities:
+        return
+    largest = max(c for c in capacities if c is not None)
+    if num_processes > largest:
+        raise AppError("VALIDATION_ERROR", f"params.num_processes: {num_processes} processes asked, but the largest "
+                       f"worker of queue {queue!r} has devices for {largest}",
+                       [{"field": "params.num_processes", "message": f"at most {largest} on queue {queue}"}])
 
 
 def _send_after_commit(session: Session, broker: Broker, run_queue: str) -> None:

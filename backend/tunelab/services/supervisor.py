@@ -47,6 +47,7 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
     began = time.perf_counter()
     with session_scope() as session:
         claim = lifecycle.claim_run(session, run_id, worker or worker_name())
+        num_processes = _num_processes(session.get(Run, run_id)) if claim is not None else 1
     if claim is None:
         log.info("run %s is not queued (duplicate delivery, or canceled): dropped in %.1f ms", run_id,
                  (time.perf_counter() - began) * 1000)
@@ -55,14 +56,33 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "tunelab.cli", "train", str(run_id), "--attempt", str(claim.attempt)],
+            training_command(run_id, claim.attempt, num_processes),
             stdin=subprocess.DEVNULL, stdout=run_log, stderr=subprocess.STDOUT, env=environ_with_redis(redis_url()),
             # Its own process group, so a force stop kills whatever it started too; and it dies with this process.
+            # torchrun starts each rank in a session of its own, out of the group's reach: a rank dies with torchrun
+            # instead (cli.cmd_train).
             start_new_session=True, preexec_fn=die_with_parent,
         )
-    log.info("run %s attempt %d: training process %d started", run_id, claim.attempt, process.pid)
+    log.info("run %s attempt %d: training process %d started%s", run_id, claim.attempt, process.pid,
+             f" (torchrun, {num_processes} processes)" if num_processes > 1 else "")
     forced = _supervise(run_id, process, settings)
     return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
+
+
+def training_command(run_id: int, attempt: int, num_processes: int) -> list[str]:
+    """`tunelab train RUN_ID --attempt N`; under torchrun for a multi-process run, which starts one rank per process
+    on this host with a rendezvous of their own (--standalone: a free port, so runs of one host never meet). The
+    process group's backend follows the device: gloo on CPU, nccl on CUDA (accelerate picks it)."""
+    train = ["-m", "tunelab.cli", "train", str(run_id), "--attempt", str(attempt)]
+    if num_processes <= 1:
+        return [sys.executable, *train]
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(num_processes),
+            *train]
+
+
+def _num_processes(run: Run | None) -> int:
+    params = run.config.get("params", {}) if run is not None else {}
+    return int(params.get("num_processes", 1))
 
 
 def _supervise(run_id: int, process: subprocess.Popen, settings: Settings) -> bool:

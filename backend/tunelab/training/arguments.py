@@ -1,5 +1,6 @@
 """The trainer arguments every objective's TRL config shares, from a run's validated params."""
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ def trainer_arguments(params: TrainingParams, checkpoints_dir: Path, has_eval: b
 
     if params.precision != "fp32" and not torch.cuda.is_available():
         raise ValueError(f"precision {params.precision} needs a CUDA GPU; use fp32 on CPU")
+    if params.zero_stage and not torch.cuda.is_available():
+        raise ValueError(f"DeepSpeed ZeRO-{params.zero_stage} needs CUDA GPUs; use zero_stage 0 (plain DDP) on CPU")
+    multi_process = int(os.environ.get("WORLD_SIZE", "1")) > 1  # set by torchrun for each of its processes
     return {
         "output_dir": str(checkpoints_dir),
         "max_steps": params.max_steps or -1,
@@ -35,9 +39,31 @@ def trainer_arguments(params: TrainingParams, checkpoints_dir: Path, has_eval: b
         "fp16": params.precision == "fp16",
         "activation_checkpointing": params.gradient_checkpointing,  # the new name; TRL defaults the old one to True
         "use_cpu": not torch.cuda.is_available(),
+        # The process group of a multi-process run (torchrun): gloo over CPU (accelerate would take MPI where torch
+        # has it); on CUDA, None lets accelerate take nccl. A single process must not name one: accelerate then
+        # expects a process group that nothing started.
+        "ddp_backend": "gloo" if multi_process and not torch.cuda.is_available() else None,
+        "deepspeed": deepspeed_config(params.zero_stage) if params.zero_stage else None,
         "save_strategy": "steps",
         "save_steps": params.checkpoint_every_steps,
         "save_total_limit": params.checkpoints_to_keep,
         "report_to": "none",
         "disable_tqdm": True,
+    }
+
+
+def deepspeed_config(zero_stage: int) -> dict[str, Any]:
+    """DeepSpeed ZeRO at `zero_stage` (2: optimizer states and gradients sharded, 3: the weights too). "auto" takes
+    batch sizes, accumulation, clipping and precision from the trainer's own arguments, so the two cannot disagree."""
+    zero: dict[str, Any] = {"stage": zero_stage, "overlap_comm": True, "contiguous_gradients": True}
+    if zero_stage == 3:
+        zero["stage3_gather_16bit_weights_on_model_save"] = True  # the saved model holds whole weights, not shards
+    return {
+        "zero_optimization": zero,
+        "train_micro_batch_size_per_gpu": "auto",
+        "train_batch_size": "auto",
+        "gradient_accumulation_steps": "auto",
+        "gradient_clipping": "auto",
+        "bf16": {"enabled": "auto"},
+        "fp16": {"enabled": "auto"},
     }

@@ -8,6 +8,7 @@ LrSchedulerName = Literal[
     "linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup", "inverse_sqrt"
 ]
 Precision = Literal["fp32", "bf16", "fp16"]
+ZeroStage = Literal[0, 2, 3]
 
 
 class TrainingParams(BaseModel):
@@ -84,4 +85,19 @@ class TrainingParams(BaseModel):
         False,
         title="Gradient checkpointing",
         description="Recompute activations in the backward pass: less memory, about a third slower",
+    )
+    num_processes: int = Field(
+        1,
+        ge=1,
+        le=64,
+        title="Processes",
+        description="Data-parallel training processes (DDP): one per GPU on a GPU queue, over CPU cores (gloo) on "
+        "the cpu queue; each takes its own share of every batch, so the global batch is processes × batch size per "
+        "device × accumulation steps",
+    )
+    zero_stage: ZeroStage = Field(
+        0,
+        title="DeepSpeed ZeRO stage",
+        description="0: plain DDP, every process holds the whole model state; 2: optimizer states and gradients "
+        "sharded across the GPUs; 3: the weights too. GPU queues only (workers with the deepspeed extra)",
     )

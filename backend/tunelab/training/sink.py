@@ -73,3 +73,27 @@ class TrainingJob:
 class TrainingResult:
     canceled: bool
     summary: RunSummary = field(default_factory=RunSummary)
+
+
+class SilentSink:
+    """The RunSink of every process of a multi-process run but rank 0, which reports for the run: the ranks train
+    the same steps, so theirs would only repeat rank 0's figures. A cancel reaches them from rank 0 through the
+    trainer callback."""
+
+    def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
+        pass
+
+    def progress(self, step: int, total_steps: int) -> None:
+        pass
+
+    def should_cancel(self) -> bool:
+        return False
+
+    def set_summary(self, values: RunSummary) -> None:
+        pass
+
+    def checkpoint_saved(self, step: int) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
