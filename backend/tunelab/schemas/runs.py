@@ -77,7 +77,8 @@ class RunPublic(BaseModel):
     trainable_params: int | None
     total_params: int | None
     trainable_percent: float | None
-    peak_memory_bytes: int | None
+    peak_memory_bytes: int | None = Field(description="CUDA's max allocated on a GPU; elsewhere the model state "
+                                         "(weights + gradients + optimizer states, from the tensors)")
     wall_time_s: float | None
     tokens_per_second: float | None
     final_eval_loss: float | None

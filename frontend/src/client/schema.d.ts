@@ -1853,7 +1853,10 @@ export interface components {
             name: string;
             /** Objective */
             objective: string;
-            /** Peak Memory Bytes */
+            /**
+             * Peak Memory Bytes
+             * @description CUDA's max allocated on a GPU; elsewhere the model state (weights + gradients + optimizer states, from the tensors)
+             */
             peak_memory_bytes: number | null;
             progress: components["schemas"]["RunProgress"];
             /** Project Id */

@@ -29,7 +29,12 @@ export function SummaryCards({ run, liveTokensPerSecond = null }: { run: Run; li
         }
       />
       <Stat label="Total params" metric="total_params" value={formatCount(run.total_params)} />
-      <Stat label="Peak memory" metric="peak_memory_bytes" value={formatBytes(run.peak_memory_bytes)} />
+      <Stat
+        label="Peak memory"
+        metric="peak_memory_bytes"
+        title="CUDA max allocated on a GPU; elsewhere the model state (weights + gradients + optimizer states)"
+        value={formatBytes(run.peak_memory_bytes)}
+      />
       <Stat label="Tokens / s" metric="tokens_per_second" value={formatNumber(run.tokens_per_second ?? liveTokensPerSecond, 4)} />
       <Stat label="Wall time" metric="wall_time_s" value={formatDuration(wall)} />
       <Stat label="Final eval loss" metric="final_eval_loss" value={formatNumber(run.final_eval_loss)} />
