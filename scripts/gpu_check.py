@@ -56,7 +56,7 @@ def main() -> int:
     from tunelab.assets.build import build_assets
     from tunelab.training import estimator
     from tunelab.training.engine import run_training
-    from tunelab.training.registry import get_method, params_model, resolve_params
+    from tunelab.training.registry import get_method, get_objective, params_model, resolve_params
     from tunelab.training.sink import TrainingJob
 
     if not torch.cuda.is_available():
@@ -85,7 +85,7 @@ def main() -> int:
             failed = True
             continue
         validated = params_model(objective, method).model_validate(params)
-        estimate = estimator.estimate_memory(str(model_dir), get_method(method), validated, 1)
+        estimate = estimator.estimate_memory(str(model_dir), get_method(method), validated, 1, get_objective(objective))
         estimated = estimate["per_device_bytes"][0]
         peak = int(sink.summary.get("cuda_peak_memory_bytes") or 0)
         off = (estimated - peak) / peak if peak else float("inf")

@@ -53,6 +53,18 @@ def test_gradient_checkpointing_and_zero_change_the_total(client):
     assert by_stage == sorted(by_stage, reverse=True) and by_stage[0] > by_stage[3]
 
 
+def test_dpo_counts_both_answers_and_a_full_runs_reference_model(client):
+    sft = estimate(client, method="full", objective="sft").json()
+    full_dpo = estimate(client, method="full", objective="dpo").json()
+    lora_dpo = estimate(client, method="lora", objective="dpo").json()
+
+    assert full_dpo["memory"]["reference_weights_bytes"] == 4 * full_dpo["total_params"]
+    assert lora_dpo["memory"]["reference_weights_bytes"] == 0  # the base with the adapter disabled
+    assert sft["memory"]["reference_weights_bytes"] == 0
+    # The same max_length and batch: DPO runs the chosen and the rejected answer of each pair.
+    assert full_dpo["memory"]["activations_bytes"] == 2 * sft["memory"]["activations_bytes"]
+
+
 @pytest.mark.parametrize(("body", "code", "field"), [
     ({"method": "nope"}, "METHOD_NOT_FOUND", "method"),
     ({"method": "lora", "objective": "nope"}, "OBJECTIVE_NOT_FOUND", "objective"),

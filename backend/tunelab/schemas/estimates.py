@@ -25,6 +25,8 @@ class EstimateCreate(BaseModel):
 class MemoryBreakdown(BaseModel):
     weights_bytes: int = Field(description="Every parameter: frozen ones in the dtype they are loaded in, trained "
                                "ones in fp32")
+    reference_weights_bytes: int = Field(description="The frozen reference model a preference objective keeps when "
+                                         "the method has no adapter to disable (full DPO)")
     gradients_bytes: int
     optimizer_states_bytes: int = Field(description="AdamW: two fp32 moments per trained parameter")
     activations_bytes: int = Field(description="With the params' gradient_checkpointing setting")

@@ -42,7 +42,7 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
     num_processes = body.num_processes or params.num_processes
     zero_stage = body.zero_stage if body.zero_stage is not None else params.zero_stage
     try:
-        memory = estimator.estimate_memory(str(model_path), choice.method, params, num_processes)
+        memory = estimator.estimate_memory(str(model_path), choice.method, params, num_processes, choice.objective)
     except (OSError, ValueError) as exc:  # a config transformers cannot read, or an architecture it cannot build
         raise AppError("VALIDATION_ERROR", f"model: cannot read the model's config to estimate it: {exc}",
                        [{"field": "model", "message": "config not readable"}]) from None
@@ -55,7 +55,8 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
         total_params=memory["total_params"], trainable_params=memory["trainable_params"],
         gradient_checkpointing=params.gradient_checkpointing,
         memory=MemoryBreakdown(
-            weights_bytes=memory["weights_bytes"], gradients_bytes=memory["gradients_bytes"],
+            weights_bytes=memory["weights_bytes"], reference_weights_bytes=memory["reference_weights_bytes"],
+            gradients_bytes=memory["gradients_bytes"],
             optimizer_states_bytes=memory["optimizer_states_bytes"], activations_bytes=memory["activations_bytes"],
             activations_with_checkpointing_bytes=memory["activations_with_checkpointing_bytes"],
             activations_without_checkpointing_bytes=memory["activations_without_checkpointing_bytes"],

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from tunelab.training.models import find_gguf
 from tunelab.training.params import TrainingParams
-from tunelab.training.registry import MethodSpec, get_method
+from tunelab.training.registry import MethodSpec, ObjectiveSpec, get_method
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig
@@ -66,6 +66,7 @@ class MemoryEstimate(TypedDict):
     total_params: int
     trainable_params: int
     weights_bytes: int
+    reference_weights_bytes: int  # a preference objective's frozen reference model, when it keeps one
     gradients_bytes: int
     optimizer_states_bytes: int
     activations_bytes: int  # with the run's gradient_checkpointing setting
@@ -162,9 +163,10 @@ def activation_bytes(shape: ModelShape, sequence_length: int, micro_batch: int, 
     return int(kept + logits)
 
 
-def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams, num_processes: int = 1
-                    ) -> MemoryEstimate:
-    """Weights, gradients, optimizer states and activations of a run, and its total per device for each ZeRO stage."""
+def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams, num_processes: int = 1,
+                    objective: ObjectiveSpec | None = None) -> MemoryEstimate:
+    """Weights, gradients, optimizer states and activations of a run, and its total per device for each ZeRO stage.
+    The objective (SFT when None) says how many sequences an example runs and whether a reference model is kept."""
     shape = model_shape(model_path, method, params)
     precision = params.precision
     loading = method.model_loading(method, params)
@@ -174,20 +176,25 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
                   + shape.frozen_other_params * frozen_bytes)
     gradients = shape.trainable_params * FP32_BYTES
     optimizer_states = shape.trainable_params * ADAM_MOMENT_BYTES + shape.trainable_tensors * ADAM_STEP_BYTES
+    # A reference for a method without an adapter to disable is the base loaded once more, as the method loads it.
+    keeps_reference = objective is not None and objective.keeps_reference_model and not method.peft
+    reference_weights = shape.total_params * frozen_bytes if keeps_reference else 0
     # Prompt-learning methods put their virtual tokens in front of every sequence.
     sequence_length = params.max_length + int(getattr(params, "num_virtual_tokens", 0) or 0)
-    micro_batch = params.per_device_train_batch_size
+    micro_batch = params.per_device_train_batch_size * (objective.sequences_per_example if objective else 1)
     with_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, True)
     without_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, False)
     activations = with_checkpointing if params.gradient_checkpointing else without_checkpointing
     per_device = {
-        stage: sharded_total(weights, gradients, optimizer_states, activations, stage, num_processes)
+        stage: sharded_total(weights + reference_weights, gradients, optimizer_states, activations, stage,
+                             num_processes)
         for stage in ZERO_STAGES
     }
     return {
         "total_params": shape.total_params,
         "trainable_params": shape.trainable_params,
         "weights_bytes": weights,
+        "reference_weights_bytes": reference_weights,
         "gradients_bytes": gradients,
         "optimizer_states_bytes": optimizer_states,
         "activations_bytes": activations,

@@ -102,6 +102,12 @@ class ObjectiveSpec:
     metric_keys: tuple[str, ...] = ()
     # Whether exp(loss) means something (a next-token loss); DPO's loss is not one.
     reports_perplexity: bool = True
+    # Sequences one example puts through the model in a step (DPO: the chosen and the rejected answer): the estimate's
+    # activations scale with it.
+    sequences_per_example: int = 1
+    # Whether a method that trains the weights themselves keeps a frozen copy of the base as the reference (with PEFT
+    # the reference is the base with the adapter disabled): the estimate counts its weights.
+    keeps_reference_model: bool = False
     # The objective's learning rate relative to SFT's for the same method (DPO trains 40× gentler: full 2e-5 → 5e-7,
     # LoRA 2e-4 → 5e-6).
     learning_rate_scale: float = 1.0

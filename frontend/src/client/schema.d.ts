@@ -1372,6 +1372,11 @@ export interface components {
              */
             optimizer_states_bytes: number;
             /**
+             * Reference Weights Bytes
+             * @description The frozen reference model a preference objective keeps when the method has no adapter to disable (full DPO)
+             */
+            reference_weights_bytes: number;
+            /**
              * Weights Bytes
              * @description Every parameter: frozen ones in the dtype they are loaded in, trained ones in fp32
              */

@@ -76,6 +76,8 @@ register_objective(
         metric_keys=("rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies", "logps/chosen",
                      "logps/rejected"),
         reports_perplexity=False,
+        sequences_per_example=2,
+        keeps_reference_model=True,
         learning_rate_scale=0.025,
     )
 )

@@ -7,6 +7,7 @@ const MiB = 1024 ** 2;
 const estimate = {
   memory: {
     weights_bytes: 100 * MiB,
+    reference_weights_bytes: 0,
     gradients_bytes: 50 * MiB,
     optimizer_states_bytes: 100 * MiB,
     activations_bytes: 750 * MiB,
@@ -25,6 +26,12 @@ describe("estimate display", () => {
   it("says what gradient checkpointing saves, whether it is on or off", () => {
     expect(checkpointingEffect(estimate, false)).toContain("would cut activations from 750.0 MiB to 250.0 MiB (saves 500.0 MiB");
     expect(checkpointingEffect(estimate, true)).toContain("is on: activations 250.0 MiB instead of 750.0 MiB");
+  });
+
+  it("shows a reference model only when the run keeps one", () => {
+    const withReference = { ...estimate, memory: { ...estimate.memory, reference_weights_bytes: 250 * MiB } } as Estimate;
+    expect(breakdownRows(withReference).map((r) => r.label)).toContain("Reference model");
+    expect(breakdownRows(withReference).find((r) => r.label === "Reference model")?.share).toBe(0.2);
   });
 
   it("names the strategies", () => {

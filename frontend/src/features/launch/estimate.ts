@@ -6,11 +6,12 @@ export type Estimate = Schemas["EstimatePublic"];
 
 export type BreakdownRow = { label: string; bytes: number; share: number };
 
-/** Weights, gradients, optimizer states and activations, each with its share of the total per device (ZeRO off). */
+/** Weights (and a reference model's), gradients, optimizer states and activations, each with its share of the total per device (ZeRO off). */
 export function breakdownRows(estimate: Estimate): BreakdownRow[] {
   const { memory } = estimate;
   const parts: [string, number][] = [
     ["Weights", memory.weights_bytes],
+    ...(memory.reference_weights_bytes > 0 ? ([["Reference model", memory.reference_weights_bytes]] as [string, number][]) : []),
     ["Gradients", memory.gradients_bytes],
     ["Optimizer states", memory.optimizer_states_bytes],
     ["Activations", memory.activations_bytes],
