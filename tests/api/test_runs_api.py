@@ -28,6 +28,8 @@ def _run_count(db_session) -> int:
         ({"model": "no-such-org/no-such-model"}, "MODEL_NOT_FOUND", "model"),
         ({"dataset": 987654}, "DATASET_NOT_FOUND", "dataset"),
         ({"queue": "cpu", "params": {"precision": "bf16"}}, "VALIDATION_ERROR", "params.precision"),
+        ({"queue": "cpu", "params": {"zero_stage": 2}}, "VALIDATION_ERROR", "params.zero_stage"),
+        ({"params": {"num_processes": 0}}, "VALIDATION_ERROR", "params.num_processes"),
         ({"queue": "cpu", "method": "qlora"}, "VALIDATION_ERROR", "method"),
         ({"objective": "dpo"}, "VALIDATION_ERROR", "dataset"),  # the sample dataset is instruction rows
         ({"objective": "dpo", "params": {"beta": 0}}, "VALIDATION_ERROR", "params.beta"),
