@@ -137,3 +137,23 @@ def test_cancel_then_resume_from_the_run_page(page, api, worker, sample_dataset)
     assert final["checkpoint_step"] > canceled["checkpoint_step"]
     page.wait_for_selector(f'[data-testid="artifacts"] td:text-is('
                            f'"checkpoints/checkpoint-{final["checkpoint_step"]}/trainer_state.json")')
+
+
+def test_launch_form_shows_the_estimate_as_the_parameters_change(page, worker, settings):
+    page.goto("/runs/new")
+    page.select_option('[name="method"]', "lora")
+    page.select_option('[name="model"]', "tunelab-tiny")
+    total = page.wait_for_selector('[data-testid="estimate-total"]')
+    without = total.text_content()
+    assert "would cut activations" in page.text_content('[data-testid="estimate-checkpointing"]')
+    page.wait_for_selector(f'[data-testid="estimate-devices"]:has-text("Queue {settings.default_queue}: ")'
+                           ':has-text("(cpu, ")')
+
+    page.check('[name="params.gradient_checkpointing"]')
+    page.wait_for_selector('[data-testid="estimate-checkpointing"]:has-text("Gradient checkpointing is on")')
+    assert total.text_content() != without
+
+    page.fill('[name="params.max_length"]', "131072")
+    page.fill('[name="params.per_device_train_batch_size"]', "1024")
+    warning = page.wait_for_selector('[data-testid="estimate-warning"]')
+    assert "per device, more than the" in warning.text_content()

@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 
+import { ApiError } from "../../api/client";
 import { Card, ErrorBox } from "../../components/ui/ui";
 import { formatBytes, formatCount } from "../../lib/format";
 import { estimateQueryOptions } from "./api/estimates";
@@ -17,7 +18,14 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
 
   return (
     <Card title="Estimate" testId="estimate-panel">
-      {estimate.isError && <ErrorBox error={estimate.error} />}
+      {estimate.isError &&
+        (estimate.error instanceof ApiError && estimate.error.status === 422 ? (
+          <div className="help" data-testid="estimate-refused">
+            No estimate for these settings: {estimate.error.message}
+          </div>
+        ) : (
+          <ErrorBox error={estimate.error} />
+        ))}
       {!data && estimate.isPending && <div className="help">Estimating…</div>}
       {data && (
         <div className="estimate">
