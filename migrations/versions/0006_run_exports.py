@@ -27,6 +27,7 @@ def upgrade() -> None:
     sa.Column('started_at', tunelab.db.base.UTCDateTime(timezone=True), nullable=True),
     sa.Column('finished_at', tunelab.db.base.UTCDateTime(timezone=True), nullable=True),
     sa.Column('worker', sa.String(length=200), nullable=True),
+    sa.Column('heartbeat_at', tunelab.db.base.UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['run_id'], ['run.id'], name=op.f('fk_run_export_run_id_run'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_run_export'))
     )

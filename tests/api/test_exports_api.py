@@ -1,5 +1,5 @@
 """Exports and zips through the API, without a worker: what is refused (409, naming why), what is queued and
-audit-logged (and holds the run's files still), and what an artifact folder's zip holds."""
+audit-logged, and how an export in progress holds the run's files, and what an artifact folder's zip holds."""
 
 import io
 import json
@@ -72,6 +72,21 @@ def test_export_is_refused_with_409_when_the_run_has_no_adapter_that_merges(clie
     assert client.get(f"{API}/runs/{queued['id']}/exports").json() == {"data": [], "count": 0}
 
 
+def _set_export(export_id: int, **values) -> None:
+    """What a worker would have written: the export claimed, with its heartbeat."""
+    from sqlalchemy import update
+
+    from tunelab.db.models import RunExport
+    from tunelab.db.session import session_scope
+
+    with session_scope() as session:
+        session.execute(update(RunExport).where(RunExport.id == export_id).values(**values))
+
+
+def _export(client, run_id: int, export_id: int) -> dict:
+    return next(e for e in client.get(f"{API}/runs/{run_id}/exports").json()["data"] if e["id"] == export_id)
+
+
 def test_export_is_queued_once_and_audit_logged(client, settings, sample_id):
     run = _canceled_run(client, sample_id)
     _write(settings, run["id"], LORA_ADAPTER)
@@ -80,18 +95,42 @@ def test_export_is_queued_once_and_audit_logged(client, settings, sample_id):
     assert response.status_code == 202, response.text
     export = response.json()
     assert export["status"] == "queued" and export["run_id"] == run["id"] and export["archive_url"] is None
-
-    again = _refusal(client.post(f"{API}/runs/{run['id']}/exports"))
-    assert again["code"] == "EXPORT_IN_PROGRESS" and again["details"] == {"export_id": export["id"]}
-    # While a worker may be merging, the run's files stay as they are: no resume, no delete.
-    assert _refusal(client.post(f"{API}/runs/{run['id']}/resume"))["code"] == "EXPORT_IN_PROGRESS"
-    assert _refusal(client.delete(f"{API}/runs/{run['id']}"))["code"] == "EXPORT_IN_PROGRESS"
+    # Asking again while it waits sends its message again (Redis may have lost it): the same export, no new one.
+    again = client.post(f"{API}/runs/{run['id']}/exports")
+    assert again.status_code == 202 and again.json()["id"] == export["id"]
     listed = client.get(f"{API}/runs/{run['id']}/exports").json()
     assert [e["id"] for e in listed["data"]] == [export["id"]]
 
     audit = client.get(f"{API}/projects/{run['project_id']}/audit").json()["data"]
     logged = [e for e in audit if e["action"] == "run.export" and e["target_id"] == run["id"]]
     assert len(logged) == 1 and logged[0]["details"] == {"export_id": export["id"]}
+
+
+def test_a_running_export_holds_the_run_files_until_its_worker_is_lost(client, settings, sample_id):
+    from datetime import timedelta
+
+    from tunelab.db.base import utcnow
+
+    run = _canceled_run(client, sample_id)
+    _write(settings, run["id"], LORA_ADAPTER)
+    export = client.post(f"{API}/runs/{run['id']}/exports").json()
+    _set_export(export["id"], status="running", heartbeat_at=utcnow())
+    for response in (client.post(f"{API}/runs/{run['id']}/exports"), client.post(f"{API}/runs/{run['id']}/resume"),
+                     client.delete(f"{API}/runs/{run['id']}")):
+        error = _refusal(response)
+        assert error["code"] == "EXPORT_IN_PROGRESS" and error["details"] == {"export_id": export["id"]}
+
+    # Its heartbeat stopped: its worker is gone, and the next export replaces it.
+    _set_export(export["id"], heartbeat_at=utcnow() - timedelta(seconds=settings.heartbeat_timeout_s + 1))
+    replacement = client.post(f"{API}/runs/{run['id']}/exports")
+    assert replacement.status_code == 202 and replacement.json()["id"] != export["id"]
+    lost = _export(client, run["id"], export["id"])
+    assert lost["status"] == "failed" and lost["status_reason"].startswith("worker lost")
+
+    # A resume withdraws an export no worker has taken yet: its message, when delivered, finds nothing to do.
+    assert client.post(f"{API}/runs/{run['id']}/resume").status_code == 200
+    withdrawn = _export(client, run["id"], replacement.json()["id"])
+    assert withdrawn["status"] == "failed" and "withdrawn" in withdrawn["status_reason"]
 
 
 def test_adapter_zip_holds_the_adapter_and_the_tokenizer_at_its_top(client, settings, sample_id):

@@ -4,10 +4,13 @@ adapter into its base and writes `merged/` (Hugging Face format with the tokeniz
 SQL holds each export's state (`run_export`), as it does a run's: the message carries only the export's id, the
 claim is one conditional UPDATE (a duplicate delivery exits quietly), and the API reads the state from SQL. The merge
 runs in the worker's pool process itself: it measures nothing, so it needs no fresh process of its own as a run
-does. An export whose worker dies stays `running`; nothing resumes it (asking again is refused while it shows so)."""
+does. A running export stamps its heartbeat; one whose heartbeat stops lost its worker and is failed the next time
+someone asks to export, resume or delete the run."""
 
 import json
 import logging
+import threading
+from datetime import timedelta
 from typing import Protocol
 
 from sqlalchemy import select, update
@@ -26,7 +29,6 @@ log = logging.getLogger(__name__)
 
 MERGED_DIR = "merged"
 EXPORTABLE_STATUSES = frozenset({RunStatus.succeeded, RunStatus.canceled})  # finished with the adapter they saved
-IN_PROGRESS = (ExportStatus.queued, ExportStatus.running)
 
 
 class ExportBroker(Protocol):
@@ -60,24 +62,47 @@ def check_exportable(settings: Settings, run: Run) -> None:
                                    "to merge; use the adapter as it is")
 
 
+def _running_export(session: Session, run_id: int) -> int | None:
+    """The run's export a live worker is merging now. One whose heartbeat stopped lost its worker: it is failed
+    here, with the reason, and holds nothing any more."""
+    timeout_s = get_settings().heartbeat_timeout_s
+    session.execute(update(RunExport).where(RunExport.run_id == run_id, RunExport.status == ExportStatus.running,
+                                            RunExport.heartbeat_at < utcnow() - timedelta(seconds=timeout_s))
+                    .values(status=ExportStatus.failed, finished_at=utcnow(),
+                            status_reason=f"worker lost: no heartbeat for {timeout_s:g} s; ask again"))
+    return session.scalar(select(RunExport.id).where(RunExport.run_id == run_id,
+                                                     RunExport.status == ExportStatus.running))
+
+
 def refuse_while_exporting(session: Session, run_id: int, doing: str) -> None:
-    """EXPORT_IN_PROGRESS (409) while a worker merges the run's adapter: a second export, a resume or a delete would
-    write or remove the files it reads and writes."""
-    busy = session.scalar(select(RunExport.id).where(RunExport.run_id == run_id, RunExport.status.in_(IN_PROGRESS)))
+    """Before a resume or a delete (`doing`: "resume", "delete"), which change or remove the run's files: while a
+    worker merges them, EXPORT_IN_PROGRESS (409); an export still queued is withdrawn (failed, with the reason),
+    so that its message, when delivered, finds nothing to do."""
+    busy = _running_export(session, run_id)
     if busy is not None:
         raise AppError("EXPORT_IN_PROGRESS", f"run {run_id} is being exported (export {busy}); {doing} it once that "
                        "export has ended", {"export_id": busy})
+    session.execute(update(RunExport).where(RunExport.run_id == run_id, RunExport.status == ExportStatus.queued)
+                    .values(status=ExportStatus.failed, finished_at=utcnow(),
+                            status_reason=f"withdrawn: the run was {doing}d before a worker took the export"))
 
 
 def request_export(session: Session, settings: Settings, run: Run, broker: ExportBroker, actor: Actor) -> RunExport:
-    """Queue a merge of the run's adapter into its base, on the run's queue; one at a time per run."""
+    """Queue a merge of the run's adapter into its base, on the run's queue; one at a time per run. Asking while an
+    export is still queued sends its message again (one lost with Redis is then replaced; a duplicate delivery
+    finds it claimed) and answers that export."""
     check_exportable(settings, run)
-    refuse_while_exporting(session, run.id, "export")
-    export = RunExport(run_id=run.id, status=ExportStatus.queued, requested_by=actor.label)
-    session.add(export)
-    session.flush()
-    audit.record(session, run.project_id, actor, "run.export", "run", run.id,
-                 f"{actor.label} asked for a merged model of {run.name}", export_id=export.id)
+    busy = _running_export(session, run.id)
+    if busy is not None:
+        raise AppError("EXPORT_IN_PROGRESS", f"run {run.id} is being exported (export {busy})", {"export_id": busy})
+    export = session.scalar(select(RunExport).where(RunExport.run_id == run.id,
+                                                    RunExport.status == ExportStatus.queued))
+    if export is None:
+        export = RunExport(run_id=run.id, status=ExportStatus.queued, requested_by=actor.label)
+        session.add(export)
+        session.flush()
+        audit.record(session, run.project_id, actor, "run.export", "run", run.id,
+                     f"{actor.label} asked for a merged model of {run.name}", export_id=export.id)
     export_id, run_queue = export.id, run.queue
     events.call_after_commit(session, lambda: _send(broker, export_id, run_queue))
     session.refresh(export)
@@ -111,7 +136,7 @@ def execute_export(export_id: int, worker: str) -> str | None:
     with session_scope() as session:
         claimed = rowcount(session.execute(
             update(RunExport).where(RunExport.id == export_id, RunExport.status == ExportStatus.queued)
-            .values(status=ExportStatus.running, started_at=utcnow(), worker=worker)))
+            .values(status=ExportStatus.running, started_at=utcnow(), heartbeat_at=utcnow(), worker=worker)))
         export = session.get(RunExport, export_id)
         if not claimed or export is None:
             log.info("export %s is not queued (duplicate delivery, or its run was deleted): dropped", export_id)
@@ -119,6 +144,10 @@ def execute_export(export_id: int, worker: str) -> str | None:
         run_id = export.run_id
     folder = artifacts.run_dir(settings, run_id)
     status, reason = ExportStatus.failed, None
+    merged = threading.Event()
+    heartbeat = threading.Thread(target=_beat, args=(export_id, settings.heartbeat_interval_s, merged), daemon=True,
+                                 name=f"export-heartbeat-{export_id}")
+    heartbeat.start()
     try:
         merge_adapter(folder / "adapter", folder / "tokenizer", folder / MERGED_DIR)
         status = ExportStatus.succeeded
@@ -126,9 +155,20 @@ def execute_export(export_id: int, worker: str) -> str | None:
         reason = f"{type(exc).__name__}: {exc}"
         log.exception("export %s of run %s failed", export_id, run_id)
     finally:
+        merged.set()
+        heartbeat.join()
         with session_scope() as session:
-            if session.get(Run, run_id) is not None:
+            if session.get(Run, run_id) is not None:  # deleted after its export was given up as lost
                 artifacts.index_run_artifacts(session, run_id, folder)
-            session.execute(update(RunExport).where(RunExport.id == export_id)
+            session.execute(update(RunExport).where(RunExport.id == export_id, RunExport.status == ExportStatus.running)
                             .values(status=status, status_reason=reason, finished_at=utcnow()))
     return status.value
+
+
+def _beat(export_id: int, interval_s: float, stop: threading.Event) -> None:
+    while not stop.wait(interval_s):
+        try:
+            with session_scope() as session:
+                session.execute(update(RunExport).where(RunExport.id == export_id).values(heartbeat_at=utcnow()))
+        except Exception:  # noqa: BLE001  (a missed beat is survivable; the next one may succeed)
+            log.warning("heartbeat failed for export %s", export_id, exc_info=True)

@@ -30,3 +30,5 @@ class RunExport(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     worker: Mapped[str | None] = mapped_column(String(200))
+    # Stamped while it merges: a running export whose heartbeat stops lost its worker.
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
