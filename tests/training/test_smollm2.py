@@ -38,3 +38,13 @@ def test_lora_trains_on_dequantized_smollm2(train, smollm2_dir):
     assert (job.output_dir / "adapter" / "adapter_config.json").exists()
     saved_tokenizer = AutoTokenizer.from_pretrained(job.output_dir / "tokenizer")
     assert has_generation_markers(saved_tokenizer.chat_template)
+
+
+def test_dpo_raises_smollm2s_reward_margin_on_the_bundled_preferences(train, assets, smollm2_dir):
+    result, sink, _ = train("lora", objective="dpo", model=smollm2_dir, dataset_path=assets.preference_dataset,
+                            dataset_format="preference", max_steps=3, eval_steps=3, eval_split=0.01,
+                            per_device_train_batch_size=2, max_length=48, learning_rate=2e-3)
+    margins = [value for _, value in sink.series("eval/rewards/margins")]
+    assert len(margins) == 2 and margins[0] == pytest.approx(0.0, abs=1e-4)
+    assert margins[-1] > 0.1, margins
+    assert result.summary["trainable_params"] < result.summary["total_params"] / 10
