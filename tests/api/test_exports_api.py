@@ -152,3 +152,19 @@ def test_adapter_zip_holds_the_adapter_and_the_tokenizer_at_its_top(client, sett
     missing = client.get(f"{API}/runs/{run['id']}/archives/merged.zip")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "ARTIFACT_NOT_FOUND"
     assert client.get(f"{API}/runs/{run['id']}/archives/checkpoints.zip").status_code == 422
+
+
+def test_a_merge_that_fails_records_why_and_leaves_no_merged_folder(client, settings, sample_id):
+    from tunelab.services.exports import execute_export
+
+    run = _canceled_run(client, sample_id)
+    _write(settings, run["id"], LORA_ADAPTER)  # an adapter_config.json with no base to load: the merge fails
+    export = client.post(f"{API}/runs/{run['id']}/exports").json()
+
+    assert execute_export(export["id"], "test-worker") == "failed"
+    failed = _export(client, run["id"], export["id"])
+    assert failed["status"] == "failed" and failed["worker"] == "test-worker"
+    assert failed["status_reason"] == "the merge process exited with code 1; the run's log has its output"
+    assert "Traceback" in client.get(f"{API}/runs/{run['id']}/logs").json()["text"]
+    assert not (settings.artifact_dir / str(run["id"]) / "merged").exists()
+    assert execute_export(export["id"], "test-worker") is None  # a second delivery finds it done

@@ -3,20 +3,23 @@ adapter into its base and writes `merged/` (Hugging Face format with the tokeniz
 
 SQL holds each export's state (`run_export`), as it does a run's: the message carries only the export's id, the
 claim is one conditional UPDATE (a duplicate delivery exits quietly), and the API reads the state from SQL. The merge
-runs in the worker's pool process itself: it measures nothing, so it needs no fresh process of its own as a run
-does. A running export stamps its heartbeat; one whose heartbeat stops lost its worker and is failed the next time
+runs in a process of its own, as training does, so the worker stays free of torch. A running export stamps its heartbeat; one whose heartbeat stops lost its worker and is failed the next time
 someone asks to export, resume or delete the run."""
 
 import json
 import logging
+import subprocess
+import sys
 import threading
 from datetime import timedelta
+from pathlib import Path
 from typing import Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
+from tunelab.core.processes import die_with_parent
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import ExportStatus, Run, RunExport, RunStatus
@@ -130,8 +133,6 @@ def list_exports(session: Session, run_id: int) -> list[RunExport]:
 def execute_export(export_id: int, worker: str) -> str | None:
     """Claim the export and merge. Returns its final status, or None when it was not ours (a duplicate delivery,
     or its run was deleted)."""
-    from tunelab.training.merge import merge_adapter
-
     settings = get_settings()
     with session_scope() as session:
         claimed = rowcount(session.execute(
@@ -149,8 +150,12 @@ def execute_export(export_id: int, worker: str) -> str | None:
                                  name=f"export-heartbeat-{export_id}")
     heartbeat.start()
     try:
-        merge_adapter(folder / "adapter", folder / "tokenizer", folder / MERGED_DIR)
-        status = ExportStatus.succeeded
+        returncode = _merge_in_own_process(folder)
+        if returncode == 0:
+            status = ExportStatus.succeeded
+        else:
+            ended = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
+            reason = f"the merge process {ended}; the run's log has its output"
     except Exception as exc:  # noqa: BLE001  (any failure of the merge becomes the export's reason)
         reason = f"{type(exc).__name__}: {exc}"
         log.exception("export %s of run %s failed", export_id, run_id)
@@ -163,6 +168,17 @@ def execute_export(export_id: int, worker: str) -> str | None:
             session.execute(update(RunExport).where(RunExport.id == export_id, RunExport.status == ExportStatus.running)
                             .values(status=status, status_reason=reason, finished_at=utcnow()))
     return status.value
+
+
+def _merge_in_own_process(folder: Path) -> int:
+    """Run the merge in a process of its own (see training.merge), its output appended to the run's log."""
+    with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
+        merge = subprocess.run(
+            [sys.executable, "-m", "tunelab.training.merge", str(folder / "adapter"), str(folder / "tokenizer"),
+             str(folder / MERGED_DIR)],
+            stdin=subprocess.DEVNULL, stdout=run_log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+            check=False)
+    return merge.returncode
 
 
 def _beat(export_id: int, interval_s: float, stop: threading.Event) -> None:

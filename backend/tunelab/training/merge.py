@@ -1,7 +1,11 @@
 """A merged model from a run's adapter: the base with the adapter's weights folded in (PEFT's `merge_and_unload`),
 saved in Hugging Face format with the run's tokenizer, so that `AutoModelForCausalLM.from_pretrained` loads it with
-no PEFT at all and computes what base + adapter computes."""
+no PEFT at all and computes what base + adapter computes.
 
+`python -m tunelab.training.merge ADAPTER_DIR TOKENIZER_DIR OUTPUT_DIR` runs it in a process of its own, as the
+worker does: the worker stays free of torch, and the memory of a whole model goes with the process."""
+
+import argparse
 import logging
 import os
 import shutil
@@ -36,3 +40,16 @@ def merge_adapter(adapter_dir: Path, tokenizer_dir: Path, output_dir: Path) -> N
         shutil.rmtree(partial, ignore_errors=True)
         shutil.rmtree(replaced, ignore_errors=True)
     logger.info("merged %s into its base: %s", adapter_dir, output_dir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m tunelab.training.merge", description=merge_adapter.__doc__)
+    for name in ("adapter_dir", "tokenizer_dir", "output_dir"):
+        parser.add_argument(name, type=Path)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    merge_adapter(args.adapter_dir, args.tokenizer_dir, args.output_dir)
+
+
+if __name__ == "__main__":
+    main()
