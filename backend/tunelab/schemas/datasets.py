@@ -82,6 +82,16 @@ class RenderedRow(BaseModel):
     text: str | None = Field(None, description="Text rows; chat rows through the model's chat template (null without)")
 
 
+class TruncationPublic(BaseModel):
+    """What a max_length cuts away from a dataset trained with SFT, counted on the token sequences TRL's SFTTrainer
+    builds (continued pretraining packs rows into blocks and cuts nothing)."""
+
+    max_length: int
+    rows: int = Field(description="Rows counted (the whole dataset)")
+    truncated_rows: int = Field(description="Rows longer than max_length, cut to it")
+    truncated_tokens: int = Field(description="Tokens past max_length over all rows: what training never sees")
+
+
 class DatasetPreviewPublic(BaseModel):
     dataset_id: int
     format: DatasetFormat
@@ -89,3 +99,4 @@ class DatasetPreviewPublic(BaseModel):
     rows: list[RenderedRow]
     char_stats: LengthStats | None
     token_stats: LengthStats | None = Field(None, description="Over the whole dataset; only with a model")
+    truncation: TruncationPublic | None = Field(None, description="Only with a model and a max_length")

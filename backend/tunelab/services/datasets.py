@@ -28,7 +28,13 @@ from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.core.text import INVALID_CHAR_MESSAGE, INVALID_JSON_ESCAPE, invalid_string_paths
 from tunelab.db.models import Dataset
-from tunelab.schemas.datasets import MAX_NAME_LENGTH, DatasetPreviewPublic, LengthStats, RenderedRow
+from tunelab.schemas.datasets import (
+    MAX_NAME_LENGTH,
+    DatasetPreviewPublic,
+    LengthStats,
+    RenderedRow,
+    TruncationPublic,
+)
 from tunelab.services import audit, events
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.projects import default_project_id
@@ -43,7 +49,9 @@ from tunelab.training.formats import (
     TextRow,
     detect_format,
 )
+from tunelab.training.objectives.sft import convert_rows as sft_records
 from tunelab.training.objectives.sft import instruction_prompt
+from tunelab.training.truncation import count_truncation, sft_sequence_lengths
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -320,6 +328,11 @@ def split_seed_for(content_hash: str) -> int:
     return int(content_hash[:7], 16)  # 28 bits: fits the Integer column
 
 
+def split_seed_for(content_hash: str) -> int:
+    """The eval-split seed of a dataset with these bytes: fixed by its content, so the same file splits alike."""
+    return int(content_hash[:7], 16)  # 28 bits: fits the Integer column
+
+
 def _write_content_addressed(session: Session, settings: Settings, content_hash: str, data: bytes) -> str:
     """Write data as <hash>.jsonl unless it is there already; a file this creates goes away if the session rolls back."""
     relative_path = f"{content_hash}.jsonl"
@@ -432,9 +445,15 @@ def preview_dataset(
             {"field": "model"},
         )
     rows = [_render(line_number, row, tokenizer) for line_number, row in islice(_read_rows(path, fmt), limit)]
-    token_stats = None
+    token_stats = truncation = None
     if model_path is not None:
-        token_stats = length_stats(_token_lengths(path, fmt, model_path), max_length)
+        lengths = _token_lengths(path, fmt, model_path)
+        token_stats = length_stats(lengths, max_length)
+        if max_length is not None:
+            counted = count_truncation(lengths, max_length)
+            truncation = TruncationPublic(max_length=max_length, rows=counted.rows,
+                                          truncated_rows=counted.truncated_rows,
+                                          truncated_tokens=counted.truncated_tokens)
     chars = (dataset.stats or {}).get("chars")
     return DatasetPreviewPublic(
         dataset_id=dataset.id,
@@ -443,6 +462,7 @@ def preview_dataset(
         rows=rows,
         char_stats=LengthStats.model_validate(chars) if chars else None,
         token_stats=token_stats,
+        truncation=truncation,
     )
 
 
@@ -491,34 +511,28 @@ def _apply_chat_template(tokenizer: "PreTrainedTokenizerBase", messages: list[di
                                                    add_generation_prompt=add_generation_prompt))
 
 
-def _training_sequences(row: Row, tokenizer: "PreTrainedTokenizerBase") -> list[str]:
-    """The texts the model trains on for one row (two for a preference pair)."""
-    match row:
-        case TextRow():
-            return [row.text]
-        case InstructionRow():
-            prompt, completion = _instruction_prompt_and_completion(row, tokenizer)
-            return [prompt + completion]
-        case ChatRow():
-            return [_apply_chat_template(tokenizer, _chat_messages(row))]
-        case PreferenceRow():
-            return [row.prompt + row.chosen, row.prompt + row.rejected]
-
-
 @lru_cache(maxsize=8)
 def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
-    """Token length of every row's longest sequence. Cached: the file is content-addressed, so it never changes."""
+    """Token length of every row's longest sequence, as the trainer tokenizes it (SFT rows as TRL's SFTTrainer
+    does, so that the truncation counted here is what it cuts). Cached: the file is content-addressed, so it never
+    changes."""
     tokenizer = _load_tokenizer(model_path)
-    # A chat template writes the special tokens itself; plain text gets the tokenizer's own (BOS and the like).
-    add_special_tokens = fmt in (DatasetFormat.text, DatasetFormat.preference)
     lengths = array("I")  # 4 bytes a row: the cache may hold a few large datasets
     rows = _read_rows(path, fmt)
     while batch := list(islice(rows, TOKENIZE_BATCH_ROWS)):
-        sequences_per_row = [_training_sequences(row, tokenizer) for _, row in batch]
-        flat = [text for sequences in sequences_per_row for text in sequences]
-        token_ids = iter(tokenizer(flat, add_special_tokens=add_special_tokens)["input_ids"])
-        lengths.extend(max(len(next(token_ids)) for _ in sequences) for sequences in sequences_per_row)
+        if fmt == DatasetFormat.preference:
+            lengths.extend(_preference_lengths([cast(PreferenceRow, row) for _, row in batch], tokenizer))
+        else:
+            lengths.extend(sft_sequence_lengths(sft_records([row.model_dump() for _, row in batch], fmt), tokenizer))
     return lengths
+
+
+def _preference_lengths(rows: list[PreferenceRow], tokenizer: "PreTrainedTokenizerBase") -> Iterator[int]:
+    """The longer of prompt + chosen and prompt + rejected, in tokens, for each pair."""
+    token_ids = iter(tokenizer([text for row in rows for text in (row.prompt + row.chosen, row.prompt + row.rejected)])
+                     ["input_ids"])
+    for _ in rows:
+        yield max(len(next(token_ids)), len(next(token_ids)))
 
 
 @lru_cache(maxsize=4)
