@@ -2126,7 +2126,8 @@ export interface components {
         };
         /**
          * TruncationPublic
-         * @description What a max_length cuts away from a dataset, counted on the token sequences the trainer builds.
+         * @description What a max_length cuts away from a dataset trained with SFT, counted on the token sequences TRL's SFTTrainer
+         *     builds (continued pretraining packs rows into blocks and cuts nothing).
          */
         TruncationPublic: {
             /** Max Length */
