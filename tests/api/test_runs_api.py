@@ -3,6 +3,7 @@
 import pytest
 from sqlalchemy import func, select
 
+from tests.conftest import SESSION_TAG
 from tunelab.db.models import Run
 
 
@@ -142,3 +143,16 @@ def test_openapi_declares_error_responses(client):
     spec = client.get("/api/v1/openapi.json").json()
     create = spec["paths"]["/api/v1/runs"]["post"]["responses"]
     assert "422" in create and "ErrorResponse" in str(create["422"])
+
+
+def test_dpo_launch_takes_the_objective_defaults_and_scales_the_models_learning_rate(client, assets):
+    datasets = client.get("/api/v1/datasets").json()["data"]
+    preferences = next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-preferences")
+    body = {"objective": "dpo", "method": "lora", "model": "tunelab-tiny", "dataset": preferences,
+            "queue": f"nobody-{SESSION_TAG}"}
+    run = client.post("/api/v1/runs", json=body).json()
+    params = run["config"]["params"]
+    assert params["beta"] == 0.1 and params["loss_type"] == "sigmoid"
+    tiny = next(m for m in client.get("/api/v1/models").json()["data"] if m["name"] == "tunelab-tiny")
+    sft_learning_rate = tiny["param_defaults"]["lora"]["learning_rate"]
+    assert params["learning_rate"] == pytest.approx(sft_learning_rate * 0.025)

@@ -35,6 +35,11 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
     assert len(final["config"]["model_identity"]["files_digest"]) == 64
     assert final["dataset_hash"] == sample_dataset["content_hash"]
     assert final["progress"]["current_step"] == 12
+    memory = final["memory"]
+    assert memory["model_state_bytes"] == memory["weights_bytes"] + memory["gradients_bytes"] + \
+        memory["optimizer_states_bytes"] > 0
+    assert memory["process_peak_rss_bytes"] > memory["model_state_bytes"]
+    assert final["truncation"] == {"rows": sample_dataset["row_count"], "truncated_rows": 0, "truncated_tokens": 0}
 
     assert len(series(api, run["id"], "train/loss")["step"]) == 12
 

@@ -53,7 +53,7 @@ class AssetDescriptor:
 
 # The tiny model is random and tiny: it learns its tasks in 60 steps only at learning rates far above what real
 # models take, from the first step (no warmup), without dropout; and 16 virtual tokens are plenty for it.
-_TINY_LORA = {"learning_rate": 5e-3, "lora_dropout": 0.0, "warmup_ratio": 0.0}
+_TINY_LORA: dict[str, object] = {"learning_rate": 5e-3, "lora_dropout": 0.0, "warmup_ratio": 0.0}
 _TINY_PROMPT_LEARNING = {"num_virtual_tokens": 16, "warmup_ratio": 0.0}
 TINY_PARAM_DEFAULTS: dict[str, dict[str, object]] = {
     "full": {"learning_rate": 3e-3, "warmup_ratio": 0.0},

@@ -43,6 +43,26 @@ class RunProgress(BaseModel):
     eta_seconds: float | None
 
 
+class RunMemoryPublic(BaseModel):
+    """What a run's training holds in memory, measured from the tensors after an optimizer step."""
+
+    model_state_bytes: int | None = Field(None, description="Parameters + gradients + optimizer states")
+    weights_bytes: int | None = None
+    gradients_bytes: int | None = None
+    optimizer_states_bytes: int | None = None
+    cuda_peak_bytes: int | None = Field(None, description="torch.cuda.max_memory_allocated, on a GPU only")
+    process_peak_rss_bytes: int | None = Field(
+        None, description="The training process's peak resident set: mostly the interpreter and its libraries on CPU")
+
+
+class RunTruncationPublic(BaseModel):
+    """What max_length cut from the run's dataset, counted on the token sequences the trainer builds."""
+
+    rows: int = Field(description="Rows tokenized (train and eval split)")
+    truncated_rows: int = Field(description="Rows longer than max_length")
+    truncated_tokens: int = Field(description="Tokens past max_length, which training never saw")
+
+
 class RunPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -84,6 +104,10 @@ class RunPublic(BaseModel):
     final_eval_loss: float | None
     best_eval_loss: float | None
     latest_train_loss: float | None = None
+    best_eval_perplexity: float | None = Field(
+        None, description="exp(best eval loss), for objectives whose loss is a next-token loss (not DPO's)")
+    memory: RunMemoryPublic | None = None
+    truncation: RunTruncationPublic | None = Field(None, description="Absent for objectives that truncate nothing")
 
 
 class RunsPublic(BaseModel):

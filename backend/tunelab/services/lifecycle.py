@@ -79,8 +79,19 @@ SUMMARY_FIELDS = ("trainable_params", "total_params", "peak_memory_bytes", "wall
                   "final_eval_loss", "best_eval_loss")
 
 
+# Summary figures kept in run.summary_details: shown on the run page, never sorted or filtered on.
+SUMMARY_DETAILS = ("model_state_bytes", "model_state_weights_bytes", "model_state_gradients_bytes",
+                   "model_state_optimizer_states_bytes", "cuda_peak_memory_bytes", "process_peak_rss_bytes",
+                   "tokenized_rows", "truncated_rows", "truncated_tokens")
+
+
 def record_summary(session: Session, run_id: int, summary: RunSummary) -> None:
-    values = {k: v for k, v in summary.items() if k in SUMMARY_FIELDS and v is not None}
+    values: dict[str, Any] = {k: v for k, v in summary.items() if k in SUMMARY_FIELDS and v is not None}
+    details = {k: v for k, v in summary.items() if k in SUMMARY_DETAILS and v is not None}
+    if details:
+        # Merged into what earlier reports of this run (its truncation counts at start, say) recorded.
+        known = session.scalar(select(Run.summary_details).where(Run.id == run_id)) or {}
+        values["summary_details"] = {**known, **details}
     if values:
         session.execute(update(Run).where(Run.id == run_id).values(**values))
 

@@ -4,6 +4,7 @@ worker and the reaper do to a run is in services.lifecycle; how it reaches a wor
 import base64
 import json
 import logging
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,12 @@ from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import (
     RunClone,
     RunCreate,
+    RunMemoryPublic,
     RunProgress,
     RunPublic,
     RunSortField,
     RunsPublic,
+    RunTruncationPublic,
 )
 from tunelab.services import audit, events, exports, queue, workers
 from tunelab.services.artifacts import run_dir
@@ -47,7 +50,6 @@ class DatasetRef(TypedDict):
     format: str
     content_hash: str
     rows: int
-    split_seed: NotRequired[int]  # picks the eval split; absent from runs launched before datasets had one
     split_seed: NotRequired[int]  # picks the eval split; absent from runs launched before datasets had one
 
 
@@ -109,9 +111,13 @@ def resolve_training_choice(objective_name: str, method_name: str, raw_params: d
         names = ", ".join(m.name for m in registry.list_methods())
         raise AppError("METHOD_NOT_FOUND", f"method: unknown method {method_name!r} (known: {names})",
                        {"field": "method"}) from None
-    if objective.name not in method.objectives:
+    if not method.supports(objective.name):
         raise AppError("VALIDATION_ERROR", f"method: {method.name} does not support objective {objective.name}",
                        [{"field": "method", "message": f"not available for objective {objective.name}"}])
+    if method.requires_cuda and queue == "cpu":
+        raise AppError("VALIDATION_ERROR", f"method: {method.title} needs a CUDA GPU (bitsandbytes quantization); "
+                       "choose lora on the cpu queue, or send the run to a GPU queue",
+                       [{"field": "method", "message": "needs a CUDA GPU"}])
     try:
         params = registry.resolve_params(
             method.name, {**registry.model_defaults_for(objective, model_defaults or {}), **raw_params}, objective.name)
@@ -344,9 +350,34 @@ def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
         item = RunPublic.model_validate(
             {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "trainable_percent": run.trainable_percent,
              "progress": progress_of(run), "queue_position": queue_position(session, run),
-             "latest_train_loss": losses.get(run.id)}
+             "latest_train_loss": losses.get(run.id), **summary_details_of(run)}
         )
         public.append(item)
+    return public
+
+
+def summary_details_of(run: Run) -> dict[str, Any]:
+    """RunPublic's memory and truncation, from the figures the engine reported into run.summary_details, and the
+    perplexity of its best eval loss where its objective's loss is a next-token loss (not DPO's)."""
+    details = run.summary_details or {}
+    public: dict[str, Any] = {}
+    try:
+        reports_perplexity = registry.get_objective(run.objective).reports_perplexity
+    except KeyError:  # an external run's own objective name
+        reports_perplexity = False
+    if reports_perplexity and run.best_eval_loss is not None:
+        public["best_eval_perplexity"] = math.exp(min(run.best_eval_loss, 700.0))  # exp overflows past ~709
+    if "model_state_bytes" in details or "process_peak_rss_bytes" in details:
+        public["memory"] = RunMemoryPublic(
+            model_state_bytes=details.get("model_state_bytes"), weights_bytes=details.get("model_state_weights_bytes"),
+            gradients_bytes=details.get("model_state_gradients_bytes"),
+            optimizer_states_bytes=details.get("model_state_optimizer_states_bytes"),
+            cuda_peak_bytes=details.get("cuda_peak_memory_bytes"),
+            process_peak_rss_bytes=details.get("process_peak_rss_bytes"))
+    if "tokenized_rows" in details:
+        public["truncation"] = RunTruncationPublic(rows=details["tokenized_rows"],
+                                                   truncated_rows=details.get("truncated_rows", 0),
+                                                   truncated_tokens=details.get("truncated_tokens", 0))
     return public
 
 

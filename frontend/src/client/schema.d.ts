@@ -1781,6 +1781,33 @@ export interface components {
             /** Text */
             text: string;
         };
+        /**
+         * RunMemoryPublic
+         * @description What a run's training holds in memory, measured from the tensors after an optimizer step.
+         */
+        RunMemoryPublic: {
+            /**
+             * Cuda Peak Bytes
+             * @description torch.cuda.max_memory_allocated, on a GPU only
+             */
+            cuda_peak_bytes?: number | null;
+            /** Gradients Bytes */
+            gradients_bytes?: number | null;
+            /**
+             * Model State Bytes
+             * @description Parameters + gradients + optimizer states
+             */
+            model_state_bytes?: number | null;
+            /** Optimizer States Bytes */
+            optimizer_states_bytes?: number | null;
+            /**
+             * Process Peak Rss Bytes
+             * @description The training process's peak resident set: mostly the interpreter and its libraries on CPU
+             */
+            process_peak_rss_bytes?: number | null;
+            /** Weights Bytes */
+            weights_bytes?: number | null;
+        };
         /** RunMetricsPublic */
         RunMetricsPublic: {
             /** Run Id */
@@ -1813,6 +1840,11 @@ export interface components {
             auto_resumes: number;
             /** Best Eval Loss */
             best_eval_loss: number | null;
+            /**
+             * Best Eval Perplexity
+             * @description exp(best eval loss), for objectives whose loss is a next-token loss (not DPO's)
+             */
+            best_eval_perplexity?: number | null;
             /** Cancel Requested */
             cancel_requested: boolean;
             /**
@@ -1845,6 +1877,7 @@ export interface components {
             id: number;
             /** Latest Train Loss */
             latest_train_loss?: number | null;
+            memory?: components["schemas"]["RunMemoryPublic"] | null;
             /** Method */
             method: string;
             /**
@@ -1893,6 +1926,8 @@ export interface components {
             trainable_params: number | null;
             /** Trainable Percent */
             trainable_percent: number | null;
+            /** @description Absent for objectives that truncate nothing */
+            truncation?: components["schemas"]["RunTruncationPublic"] | null;
             /** Versions */
             versions: {
                 [key: string]: string;
@@ -1907,6 +1942,27 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "queued" | "running" | "succeeded" | "failed" | "canceled";
+        /**
+         * RunTruncationPublic
+         * @description What max_length cut from the run's dataset, counted on the token sequences the trainer builds.
+         */
+        RunTruncationPublic: {
+            /**
+             * Rows
+             * @description Rows tokenized (train and eval split)
+             */
+            rows: number;
+            /**
+             * Truncated Rows
+             * @description Rows longer than max_length
+             */
+            truncated_rows: number;
+            /**
+             * Truncated Tokens
+             * @description Tokens past max_length, which training never saw
+             */
+            truncated_tokens: number;
+        };
         /** RunsPublic */
         RunsPublic: {
             /** Count */

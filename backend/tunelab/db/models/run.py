@@ -81,6 +81,9 @@ class Run(Base):
     tokens_per_second: Mapped[float | None] = mapped_column(Double)
     final_eval_loss: Mapped[float | None] = mapped_column(Double)
     best_eval_loss: Mapped[float | None] = mapped_column(Double)
+    # The summary's other figures, shown on the run page but never filtered or sorted on: the model state's bytes by
+    # part, CUDA and RSS peaks, truncation counts (training.sink.RunSummary names them).
+    summary_details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
     @property
     def trainable_percent(self) -> float | None:

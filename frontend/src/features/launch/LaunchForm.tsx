@@ -33,14 +33,24 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
   const model = catalog.models.find((m) => m.name === choice.model);
   const unavailable = catalog.models.filter((m) => !m.available);
 
-  const fields = useMemo(() => (method ? describeSchema(method.params_schema as JsonSchema) : []), [method]);
+  // The objective's own settings (DPO's beta, SFT's packing) come first, then the shared and the method's.
+  const fields = useMemo(
+    () => [
+      ...(objective ? describeSchema(objective.params_schema as JsonSchema) : []),
+      ...(method ? describeSchema(method.params_schema as JsonSchema) : []),
+    ],
+    [objective, method],
+  );
   // Choosing the tiny model brings its demo defaults; any other model, the method's own.
-  const defaults = useMemo(() => paramDefaults(method, model), [method, model]);
+  const defaults = useMemo(() => paramDefaults(method, model, objective), [method, model, objective]);
   const values = useMemo(() => {
     const base = toFormValues(fields, { ...defaults, ...seedParams });
     const kept = Object.fromEntries(Object.entries(edited).filter(([name]) => name in base));
     return { ...base, ...kept };
   }, [fields, defaults, seedParams, edited]);
+
+  // The estimate follows the form as typed; it waits while a field does not parse.
+  const typedParams = useMemo(() => (method ? toParams(fields, values, defaults) : null), [fields, values, method, defaults]);
 
   const known = [...TOP_FIELDS, ...fields.map((f) => `params.${f.name}`)];
   const { byField, unmatched } = assignFieldErrors(errors, known);
@@ -49,9 +59,6 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
     setErrors((current) => {
       if (!(path in current)) return current;
       const { [path]: _removed, ...rest } = current;
-  // The estimate follows the form as typed; it waits while a field does not parse.
-  const typedParams = useMemo(() => (method ? toParams(fields, values, defaults) : null), [fields, values, method, defaults]);
-
       return rest;
     });
 
@@ -137,6 +144,7 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
               {methods.map((m) => (
                 <option key={m.name} value={m.name}>
                   {m.title}
+                  {m.requires_cuda ? " (CUDA GPU queues only)" : ""}
                 </option>
               ))}
             </select>
@@ -200,7 +208,7 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
 
       {method && (
         <Card
-          title={`Parameters · ${method.title}`}
+          title={`Parameters · ${objective ? `${objective.title} · ` : ""}${method.title}`}
           actions={
             <button type="button" onClick={resetParams}>
               Reset to defaults
@@ -211,14 +219,6 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
         </Card>
       )}
 
-      <div className="form-actions">
-        <button type="submit" className="primary" disabled={create.isPending || !method}>
-          Launch run
-        </button>
-        {create.isPending && <span className="help">Launching…</span>}
-      </div>
-    </form>
-  );
       {method && choice.model && typedParams && Object.keys(typedParams.errors).length === 0 && (
         <EstimatePanel
           request={{
@@ -232,6 +232,14 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
         />
       )}
 
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={create.isPending || !method}>
+          Launch run
+        </button>
+        {create.isPending && <span className="help">Launching…</span>}
+      </div>
+    </form>
+  );
 }
 
 function inputProps(name: string, error?: string) {

@@ -70,8 +70,3 @@ export function sortMetricKeys(keys: Iterable<string>): string[] {
   };
   return [...new Set(keys)].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
-
-/** exp(loss) for a token-level cross-entropy loss; null when there is no loss yet. */
-export function perplexity(loss: number | null | undefined): number | null {
-  return loss === null || loss === undefined ? null : Math.exp(loss);
-}

@@ -4,7 +4,6 @@ import { Link } from "react-router";
 import type { Run } from "../../../api/client";
 import { formatBytes, formatCount, formatDuration, formatNumber, formatPercent, runDuration } from "../../../lib/format";
 import { runColor } from "../../../lib/series";
-import { perplexity } from "../../metrics/keys";
 import { bestIndexes } from "../best";
 
 type Column = {
@@ -29,7 +28,7 @@ const COLUMNS: Column[] = [
   },
   { metric: "final_eval_loss", label: "Final eval loss", value: (r) => r.final_eval_loss, format: (v) => formatNumber(v), better: "low" },
   { metric: "best_eval_loss", label: "Best eval loss", value: (r) => r.best_eval_loss, format: (v) => formatNumber(v), better: "low" },
-  { metric: "perplexity", label: "Perplexity", value: (r) => perplexity(r.best_eval_loss), format: (v) => formatNumber(v), better: "low" },
+  { metric: "perplexity", label: "Perplexity", value: (r) => r.best_eval_perplexity ?? null, format: (v) => formatNumber(v), better: "low" },
 ];
 
 /** What each method cost and bought, the best of each column marked. */
