@@ -10,7 +10,8 @@ const PAGE_LIMIT = 100; // the server's maximum page size
 export const datasetKeys = {
   all: ["datasets"] as const,
   everything: (projectId: number | undefined) => ["datasets", "all", projectId ?? null] as const,
-  preview: (datasetId: number, model: string | null) => ["datasets", "preview", datasetId, model] as const,
+  preview: (datasetId: number, model: string | null, maxLength: number | null) =>
+    ["datasets", "preview", datasetId, model, maxLength] as const,
 };
 
 /**
@@ -33,13 +34,17 @@ export function allDatasetsQueryOptions(projectId: number | undefined) {
   });
 }
 
-export function datasetPreviewQueryOptions(datasetId: number, model?: string) {
+/** The first rows and length statistics; with a model and a max length, also what that max length cuts. */
+export function datasetPreviewQueryOptions(datasetId: number, model?: string, maxLength?: number) {
   return queryOptions({
-    queryKey: datasetKeys.preview(datasetId, model ?? null),
+    queryKey: datasetKeys.preview(datasetId, model ?? null, maxLength ?? null),
     queryFn: async ({ signal }) =>
       unwrap(
         await api.GET("/api/v1/datasets/{dataset_id}/preview", {
-          params: { path: { dataset_id: datasetId }, query: { model: model ?? null, limit: PREVIEW_ROWS } },
+          params: {
+            path: { dataset_id: datasetId },
+            query: { model: model ?? null, limit: PREVIEW_ROWS, max_length: model ? (maxLength ?? null) : null },
+          },
           signal,
         }),
       ),

@@ -1,4 +1,5 @@
-// A dataset's first rows as the model sees them, and its length statistics in characters and, with a model, tokens.
+// A dataset's first rows as the model sees them, and its length statistics in characters and, with a model, tokens
+// (with how many rows and tokens a max length cuts).
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 
@@ -6,12 +7,18 @@ import type { Dataset, Schemas } from "../../../api/client";
 import { Card, ErrorBox, Loading } from "../../../components/ui/ui";
 import { formatNumber } from "../../../lib/format";
 import { datasetPreviewQueryOptions } from "../api/queries";
+import { describeTruncation } from "../api/truncation";
 
 type Props = { dataset: Dataset; models: Schemas["ModelPublic"][] };
 
+// The training default of max_length: what a run cuts at unless it says otherwise.
+const DEFAULT_MAX_LENGTH = 256;
+
 export function DatasetPreview({ dataset, models }: Props) {
   const [model, setModel] = useState("");
-  const preview = useQuery(datasetPreviewQueryOptions(dataset.id, model || undefined));
+  const [maxLength, setMaxLength] = useState(DEFAULT_MAX_LENGTH);
+  const validMaxLength = Number.isInteger(maxLength) && maxLength > 0 ? maxLength : undefined;
+  const preview = useQuery(datasetPreviewQueryOptions(dataset.id, model || undefined, validMaxLength));
   const data = preview.data;
 
   return (
@@ -31,6 +38,21 @@ export function DatasetPreview({ dataset, models }: Props) {
               </option>
             ))}
           </select>
+          {model && (
+            <>
+              <label htmlFor="preview-max-length" className="inline-label">
+                Max length
+              </label>
+              <input
+                id="preview-max-length"
+                type="number"
+                min={1}
+                step={1}
+                value={Number.isNaN(maxLength) ? "" : maxLength}
+                onChange={(e) => setMaxLength(e.target.valueAsNumber)}
+              />
+            </>
+          )}
         </>
       }
     >
@@ -46,6 +68,7 @@ export function DatasetPreview({ dataset, models }: Props) {
               <div className="help">Choose a tokenizer to see token lengths (p50 / p95 / max).</div>
             )}
           </div>
+          {data.truncation && <TruncationNote truncation={data.truncation} />}
           <h3>
             First {data.rows.length} of {dataset.row_count} rows
           </h3>
@@ -57,6 +80,16 @@ export function DatasetPreview({ dataset, models }: Props) {
         </>
       )}
     </Card>
+  );
+}
+
+/** What training with this max length (SFT) cuts: the rows longer than it and the tokens past it. */
+function TruncationNote({ truncation }: { truncation: Schemas["TruncationPublic"] }) {
+  const cuts = truncation.truncated_rows > 0;
+  return (
+    <div className={cuts ? "help truncation warning" : "help truncation"} role="status">
+      {describeTruncation(truncation)}
+    </div>
   );
 }
 
