@@ -328,11 +328,6 @@ def split_seed_for(content_hash: str) -> int:
     return int(content_hash[:7], 16)  # 28 bits: fits the Integer column
 
 
-def split_seed_for(content_hash: str) -> int:
-    """The eval-split seed of a dataset with these bytes: fixed by its content, so the same file splits alike."""
-    return int(content_hash[:7], 16)  # 28 bits: fits the Integer column
-
-
 def _write_content_addressed(session: Session, settings: Settings, content_hash: str, data: bytes) -> str:
     """Write data as <hash>.jsonl unless it is there already; a file this creates goes away if the session rolls back."""
     relative_path = f"{content_hash}.jsonl"
