@@ -66,3 +66,26 @@ def test_adapter_zip_and_merged_export_reload_to_the_trained_logits(api, worker,
     base = AutoModelForCausalLM.from_pretrained(final["config"]["model_path"]).eval()
     with torch.no_grad():
         assert (base(input_ids=input_ids).logits[0] - merged_logits).abs().max().item() > 1e-4
+
+
+def test_full_fine_tuning_zips_its_model_and_refuses_a_merge(api, worker, sample_dataset, settings, tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    run = launch(api, "full", sample_dataset["id"], max_steps=2, eval_steps=2)
+    final = wait_finished(api, run["id"])
+    assert final["status"] == "succeeded", final["status_reason"]
+    sample = json.loads((settings.artifact_dir / str(run["id"]) / "samples.jsonl").read_text().splitlines()[0])
+
+    archives = {a["folder"]: a["download_url"] for a in api.get(f"/runs/{run['id']}/artifacts").json()["archives"]}
+    assert set(archives) == {"model"}
+    unzipped = _unzip(api, archives["model"], tmp_path / "model")
+    model = AutoModelForCausalLM.from_pretrained(str(unzipped)).eval()
+    input_ids = torch.tensor([AutoTokenizer.from_pretrained(str(unzipped))(
+        sample["prompt"], add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        logits = model(input_ids=input_ids).logits[0, -1, : len(sample["logits"])]
+    assert torch.allclose(logits, torch.tensor(sample["logits"]), atol=1e-5)
+
+    refused = api.post(f"/runs/{run['id']}/exports")
+    assert refused.status_code == 409 and "full fine-tuning" in refused.json()["error"]["message"]
