@@ -3,7 +3,13 @@
 import json
 import uuid
 
-from tests.training.trl_reference import long_instruction_rows, trl_token_lengths
+from tests.training.trl_reference import (
+    long_instruction_rows,
+    long_preference_rows,
+    trl_preference_lengths,
+    trl_token_lengths,
+)
+from tunelab.training.objectives import dpo
 from tunelab.training.objectives.sft import convert_rows
 
 URL = "/api/v1/datasets"
@@ -35,6 +41,22 @@ def test_preview_counts_the_rows_and_tokens_max_length_cuts(client, assets, sett
     }
     without_length = client.get(f"{URL}/{dataset['id']}/preview", params={"model": "tunelab-tiny"}).json()
     assert without_length["truncation"] is None
+
+
+def test_preview_counts_both_sequences_of_a_preference_pair(client, assets, settings, tmp_path):
+    token = uuid.uuid4().hex
+    rows = [{**row, "id": token} for row in long_preference_rows()]
+    dataset = _upload(client, rows)
+    lengths = trl_preference_lengths(dpo.convert_rows(rows, "preference"), settings.models_dir / "tunelab-tiny",
+                                     tmp_path)
+    max_length = (min(min(pair) for pair in lengths) + max(max(pair) for pair in lengths)) // 2
+
+    preview = client.get(f"{URL}/{dataset['id']}/preview",
+                         params={"model": "tunelab-tiny", "max_length": max_length, "limit": 1}).json()
+
+    assert preview["truncation"]["truncated_rows"] == sum(max(pair) > max_length for pair in lengths)
+    assert preview["truncation"]["truncated_tokens"] == sum(max(0, n - max_length) for pair in lengths for n in pair)
+    assert preview["token_stats"]["max"] == max(max(pair) for pair in lengths)
 
 
 def test_a_run_records_its_datasets_split_seed(client, assets):

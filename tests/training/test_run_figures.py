@@ -9,21 +9,23 @@ import pytest
 from tunelab.assets.build import TINY_PARAM_DEFAULTS
 from tunelab.training.engine import run_training
 from tunelab.training.models import load_model_and_tokenizer
+from tunelab.training.objectives import dpo
 from tunelab.training.objectives.sft import convert_rows
 from tunelab.training.registry import resolve_params
 from tunelab.training.sink import TrainingJob
-from tunelab.training.truncation import sft_sequence_lengths
+from tunelab.training.truncation import count_truncation, preference_sequence_lengths, sft_sequence_lengths
 
 from .conftest import RecordingSink, read_jsonl
-from .trl_reference import long_instruction_rows, trl_token_lengths
+from .trl_reference import long_instruction_rows, long_preference_rows, trl_preference_lengths, trl_token_lengths
 
 
-def _run(assets, folder, split_seed=None, dataset_path=None, dataset_format="instruction", **params):
+def _run(assets, folder, split_seed=None, dataset_path=None, dataset_format="instruction", objective="sft",
+         **params):
     folder.mkdir()
-    job = TrainingJob(objective="sft", method="lora", model=str(assets.tiny_model),
+    job = TrainingJob(objective=objective, method="lora", model=str(assets.tiny_model),
                       dataset_path=dataset_path or assets.sample_dataset, dataset_format=dataset_format,
-                      params=resolve_params("lora", {**TINY_PARAM_DEFAULTS["lora"], **params}), output_dir=folder,
-                      split_seed=split_seed)
+                      params=resolve_params("lora", {**TINY_PARAM_DEFAULTS["lora"], **params}, objective),
+                      output_dir=folder, split_seed=split_seed)
     sink = RecordingSink()
     return run_training(job, sink), sink
 
@@ -82,6 +84,24 @@ def test_truncation_is_counted_as_trl_cuts_in_the_summary_and_the_log(assets, tm
     assert result.summary["truncated_tokens"] == sum(max(0, length - max_length) for length in lengths)
     assert sink.summary["truncated_rows"] == truncated_rows
     assert f"{truncated_rows} of {len(rows)} rows" in caplog.text
+
+
+def test_preference_pairs_are_counted_as_dpo_cuts_each_sequence(assets, tmp_path):
+    rows = long_preference_rows()
+    records = dpo.convert_rows(rows, "preference")
+    _, tokenizer = load_model_and_tokenizer(str(assets.tiny_model))
+    lengths = trl_preference_lengths(records, assets.tiny_model, tmp_path / "trl")
+    assert list(preference_sequence_lengths(records, tokenizer)) == lengths
+
+    chosen = [pair[0] for pair in lengths]
+    max_length = (min(chosen) + max(chosen)) // 2
+    expected = count_truncation(lengths, max_length)
+    assert 0 < expected.truncated_rows < len(rows)
+    assert expected.truncated_tokens > sum(max(0, length - max_length) for length in chosen), "rejected ones too"
+    result, _ = _run(assets, tmp_path / "run", objective="dpo", dataset_format="preference", max_steps=1,
+                     dataset_path=_write_jsonl(tmp_path / "pairs.jsonl", rows), max_length=max_length, eval_split=0)
+    assert (result.summary["tokenized_rows"], result.summary["truncated_rows"], result.summary["truncated_tokens"]) \
+        == (expected.rows, expected.truncated_rows, expected.truncated_tokens)
 
 
 def test_throughput_counts_training_steps_only(assets, tmp_path):

@@ -49,9 +49,15 @@ from tunelab.training.formats import (
     TextRow,
     detect_format,
 )
+from tunelab.training.objectives.dpo import convert_rows as dpo_records
 from tunelab.training.objectives.sft import convert_rows as sft_records
 from tunelab.training.objectives.sft import instruction_prompt
-from tunelab.training.truncation import count_truncation, sft_sequence_lengths
+from tunelab.training.truncation import (
+    RowLengths,
+    count_truncation,
+    preference_sequence_lengths,
+    sft_sequence_lengths,
+)
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -433,7 +439,7 @@ def preview_dataset(
     fmt = DatasetFormat(dataset.format)
     path = dataset_file(settings, dataset)
     tokenizer = _load_tokenizer(model_path) if model_path is not None else None
-    if tokenizer is not None and fmt in (DatasetFormat.instruction, DatasetFormat.chat) and not tokenizer.chat_template:
+    if tokenizer is not None and fmt != DatasetFormat.text and not tokenizer.chat_template:
         raise AppError(
             "TOKENIZER_UNAVAILABLE",
             f"model: {model_path} has no chat template, which {fmt.value} datasets are trained through",
@@ -443,9 +449,14 @@ def preview_dataset(
     token_stats = truncation = None
     if model_path is not None:
         lengths = _token_lengths(path, fmt, model_path)
-        token_stats = length_stats(lengths, max_length)
+        longest: Sequence[int] = lengths
+        by_row: Sequence[RowLengths] = lengths
+        if fmt == DatasetFormat.preference:  # two sequences a row: prompt + chosen, prompt + rejected
+            pairs = [lengths[i : i + 2] for i in range(0, len(lengths), 2)]
+            longest, by_row = [max(pair) for pair in pairs], pairs
+        token_stats = length_stats(longest, max_length)
         if max_length is not None:
-            counted = count_truncation(lengths, max_length)
+            counted = count_truncation(by_row, max_length)
             truncation = TruncationPublic(max_length=max_length, rows=counted.rows,
                                           truncated_rows=counted.truncated_rows,
                                           truncated_tokens=counted.truncated_tokens)
@@ -508,26 +519,20 @@ def _apply_chat_template(tokenizer: "PreTrainedTokenizerBase", messages: list[di
 
 @lru_cache(maxsize=8)
 def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
-    """Token length of every row's longest sequence, as the trainer tokenizes it (SFT rows as TRL's SFTTrainer
-    does, so that the truncation counted here is what it cuts). Cached: the file is content-addressed, so it never
-    changes."""
+    """Token length of every sequence the trainer cuts at max_length, row after row, as it tokenizes them (SFT rows
+    as TRL's SFTTrainer does; preference pairs as its DPOTrainer does, prompt + chosen then prompt + rejected), so
+    that the truncation counted here is what it cuts. Cached: the file is content-addressed, so it never changes."""
     tokenizer = _load_tokenizer(model_path)
-    lengths = array("I")  # 4 bytes a row: the cache may hold a few large datasets
+    lengths = array("I")  # 4 bytes a sequence: the cache may hold a few large datasets
     rows = _read_rows(path, fmt)
     while batch := list(islice(rows, TOKENIZE_BATCH_ROWS)):
+        dumped = [row.model_dump() for _, row in batch]
         if fmt == DatasetFormat.preference:
-            lengths.extend(_preference_lengths([cast(PreferenceRow, row) for _, row in batch], tokenizer))
+            for pair in preference_sequence_lengths(dpo_records(dumped, fmt), tokenizer):
+                lengths.extend(pair)
         else:
-            lengths.extend(sft_sequence_lengths(sft_records([row.model_dump() for _, row in batch], fmt), tokenizer))
+            lengths.extend(sft_sequence_lengths(sft_records(dumped, fmt), tokenizer))
     return lengths
-
-
-def _preference_lengths(rows: list[PreferenceRow], tokenizer: "PreTrainedTokenizerBase") -> Iterator[int]:
-    """The longer of prompt + chosen and prompt + rejected, in tokens, for each pair."""
-    token_ids = iter(tokenizer([text for row in rows for text in (row.prompt + row.chosen, row.prompt + row.rejected)])
-                     ["input_ids"])
-    for _ in rows:
-        yield max(len(next(token_ids)), len(next(token_ids)))
 
 
 @lru_cache(maxsize=4)

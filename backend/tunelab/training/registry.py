@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from peft import PeftConfig
     from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
+    from tunelab.training.truncation import RowLengths
+
 # A JSON object: a row of a dataset file, or a record a trainer takes.
 Record = dict[str, Any]
 Quantization = Literal["nf4"]
@@ -113,9 +115,10 @@ class ObjectiveSpec:
     learning_rate_scale: float = 1.0
     # Extra field defaults for the objective, whatever the method (e.g. beta); applied before the user's params.
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    # (records, tokenizer) -> the token length of each record as the trainer builds it before cutting at max_length,
-    # for counting what it cuts (training.truncation); None for an objective that cuts nothing (packing into blocks).
-    sequence_lengths: "Callable[[Iterable[Record], PreTrainedTokenizerBase], Iterable[int]] | None" = None
+    # (records, tokenizer) -> the token length of each record as the trainer builds it before cutting at max_length
+    # (of each sequence it cuts, for a preference pair), for counting what it cuts (training.truncation); None for an
+    # objective that cuts nothing (packing into blocks).
+    sequence_lengths: "Callable[[Iterable[Record], PreTrainedTokenizerBase], Iterable[RowLengths]] | None" = None
 
 
 _methods: dict[str, MethodSpec] = {}

@@ -9,6 +9,7 @@ from pydantic import Field
 from tunelab.training.arguments import trainer_arguments
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+from tunelab.training.truncation import preference_sequence_lengths
 
 if TYPE_CHECKING:
     from trl import DPOTrainer
@@ -76,6 +77,8 @@ register_objective(
         metric_keys=("rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies", "logps/chosen",
                      "logps/rejected"),
         reports_perplexity=False,
+        # DPO's collator cuts prompt + chosen and prompt + rejected each at max_length.
+        sequence_lengths=preference_sequence_lengths,
         sequences_per_example=2,
         keeps_reference_model=True,
         learning_rate_scale=0.025,
