@@ -63,7 +63,11 @@ def ensure_hf_base(gguf: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     logger.info("writing a Hugging Face copy of %s to %s (once; later runs load it from there)", gguf.name, target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(f"cannot write the Hugging Face copy of {gguf.name} beside it ({exc}); the worker trains a "
+                      f"GGUF from that copy, so {gguf.parent} must be writable for it") from exc
     partial = target.parent / f".{target.name}.partial-{uuid.uuid4().hex[:8]}"
     try:
         source = str(gguf.parent)
