@@ -64,7 +64,7 @@ def test_export_is_refused_with_409_when_the_run_has_no_adapter_that_merges(clie
 
     prompt = _canceled_run(client, sample_id)
     _write(settings, prompt["id"], {"adapter/adapter_config.json": json.dumps({"peft_type": "PROMPT_TUNING"})})
-    assert "nothing to merge" in _refusal(client.post(f"{API}/runs/{prompt['id']}/exports"))["message"]
+    assert "does not merge" in _refusal(client.post(f"{API}/runs/{prompt['id']}/exports"))["message"]
 
     external = client.post(f"{API}/runs", json={"method": "lora", "model": "tunelab-tiny", "external": True}).json()
     client.post(f"{API}/runs/{external['id']}/cancel")

@@ -61,8 +61,8 @@ def check_exportable(settings: Settings, run: Run) -> None:
         raise _not_exportable(run, "it saved no adapter")
     peft_type = json.loads(adapter_config.read_text(encoding="utf-8")).get("peft_type")
     if peft_type not in MERGEABLE_PEFT_TYPES:
-        raise _not_exportable(run, f"a {peft_type} adapter adds virtual tokens, not weight changes: there is nothing "
-                                   "to merge; use the adapter as it is")
+        raise _not_exportable(run, f"a {peft_type} adapter does not merge into its base (prompt-learning adapters add "
+                                   "virtual tokens, not weight changes); use the adapter as it is")
 
 
 def _running_export(session: Session, run_id: int) -> int | None:
