@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tunelab.core.processes import die_with_parent
 from tunelab.training.distributed import is_main_process, process_rank
 from tunelab.training.engine import run_training
 from tunelab.training.sink import SilentSink, TrainingJob
@@ -42,6 +43,7 @@ class RecordingFileSink:
 
 
 def main(job_path: str, record_path: str) -> None:
+    die_with_parent()  # as a worker's ranks do: a test that kills torchrun on its timeout leaves no rank behind
     spec = json.loads(Path(job_path).read_text(encoding="utf-8"))
     cancel_after_step = spec.pop("cancel_after_step", None)
     job = TrainingJob(**{**spec, "dataset_path": Path(spec["dataset_path"]), "output_dir": Path(spec["output_dir"])})

@@ -38,7 +38,9 @@ def torchrun(assets, folder: Path, processes: int, cancel_after_step: int | None
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes),
          str(HERE / "ddp_train.py"), str(job_file), str(record_file)],
-        capture_output=True, text=True, timeout=600,
+        # A rank left training alone (a cancel seen by rank 0 only) waits on the others' gradients until gloo's
+        # 30 min timeout: fail long before, though a run here takes under a minute on 2 cores.
+        capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     record = json.loads(record_file.read_text(encoding="utf-8"))
