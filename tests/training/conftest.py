@@ -19,7 +19,7 @@ from tunelab.assets.build import (  # noqa: E402
     build_assets,
 )
 from tunelab.training.engine import run_training  # noqa: E402
-from tunelab.training.registry import resolve_params  # noqa: E402
+from tunelab.training.registry import get_objective, model_defaults_for, resolve_params  # noqa: E402
 from tunelab.training.sink import TrainingJob, TrainingResult  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -101,6 +101,11 @@ def assets(tmp_path_factory) -> Assets:
     return built
 
 
+def tiny_defaults(objective: str, method: str) -> dict[str, Any]:
+    """The tiny model's own defaults for `method`, as `objective` takes them (the API applies the same)."""
+    return model_defaults_for(get_objective(objective), TINY_PARAM_DEFAULTS.get(method, {}))
+
+
 @pytest.fixture
 def train(assets, tmp_path):
     """Run the engine on the tiny model: train(method, objective=..., dataset_format=..., dataset_path=..., sink=...,
@@ -124,7 +129,7 @@ def train(assets, tmp_path):
             model=str(model or assets.tiny_model),
             dataset_path=dataset_path or assets.sample_dataset,
             dataset_format=dataset_format,
-            params=resolve_params(method, {**(TINY_PARAM_DEFAULTS.get(method, {}) if model is None else {}), **params},
+            params=resolve_params(method, {**(tiny_defaults(objective, method) if model is None else {}), **params},
                                   objective),
             output_dir=tmp_path / f"run-{objective}-{method}",
         )

@@ -2,29 +2,26 @@
 
 import pytest
 
-from tunelab.training.registry import resolve_params
-
 from .bare_trl import bare_trl_dpo_losses, bare_trl_losses, bare_trl_pretrain_losses
 
 
 @pytest.mark.parametrize("method", ["full", "lora"])
 def test_engine_losses_match_plain_trl(method, train, assets, tmp_path):
     params = {"max_steps": 8, "eval_steps": 4}
-    _, sink, _ = train(method, **params)
+    _, sink, job = train(method, **params)
     engine_losses = [value for _, value in sink.series("train/loss")]
 
-    reference = bare_trl_losses(
-        assets.tiny_model, assets.sample_dataset, resolve_params(method, params), tmp_path / "bare", method=method
-    )
+    # The engine's own resolved params (the tiny model's defaults in them), so both train the same configuration.
+    reference = bare_trl_losses(assets.tiny_model, assets.sample_dataset, job.params, tmp_path / "bare", method=method)
     assert len(engine_losses) == len(reference) == 8
     assert engine_losses == pytest.approx(reference, abs=1e-6)
 
 
 def test_pretrain_losses_match_plain_trl(train, assets, tmp_path):
     params = {"max_steps": 6, "eval_steps": 3, "max_length": 64, "learning_rate": 3e-3}
-    _, sink, _ = train("full", objective="pretrain", dataset_path=assets.text_dataset, dataset_format="text", **params)
-    reference = bare_trl_pretrain_losses(assets.tiny_model, assets.text_dataset,
-                                         resolve_params("full", params, "pretrain"), tmp_path / "bare")
+    _, sink, job = train("full", objective="pretrain", dataset_path=assets.text_dataset, dataset_format="text",
+                         **params)
+    reference = bare_trl_pretrain_losses(assets.tiny_model, assets.text_dataset, job.params, tmp_path / "bare")
     engine_losses = [value for _, value in sink.series("train/loss")]
     assert len(engine_losses) == len(reference) == 6
     assert engine_losses == pytest.approx(reference, abs=1e-6)
@@ -32,10 +29,9 @@ def test_pretrain_losses_match_plain_trl(train, assets, tmp_path):
 
 def test_dpo_losses_match_plain_trl(train, assets, tmp_path):
     params = {"max_steps": 6, "eval_steps": 3, "max_length": 64, "learning_rate": 5e-3, "beta": 0.2}
-    _, sink, _ = train("lora", objective="dpo", dataset_path=assets.preference_dataset, dataset_format="preference",
-                       **params)
-    reference = bare_trl_dpo_losses(assets.tiny_model, assets.preference_dataset,
-                                    resolve_params("lora", params, "dpo"), tmp_path / "bare")
+    _, sink, job = train("lora", objective="dpo", dataset_path=assets.preference_dataset,
+                         dataset_format="preference", **params)
+    reference = bare_trl_dpo_losses(assets.tiny_model, assets.preference_dataset, job.params, tmp_path / "bare")
     engine_losses = [value for _, value in sink.series("train/loss")]
     assert len(engine_losses) == len(reference) == 6
     assert engine_losses == pytest.approx(reference, abs=1e-6)

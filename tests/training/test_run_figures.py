@@ -6,7 +6,6 @@ import statistics
 
 import pytest
 
-from tunelab.assets.build import TINY_PARAM_DEFAULTS
 from tunelab.training.engine import run_training
 from tunelab.training.models import load_model_and_tokenizer
 from tunelab.training.objectives import dpo
@@ -15,7 +14,7 @@ from tunelab.training.registry import resolve_params
 from tunelab.training.sink import TrainingJob
 from tunelab.training.truncation import count_truncation, preference_sequence_lengths, sft_sequence_lengths
 
-from .conftest import RecordingSink, read_jsonl
+from .conftest import RecordingSink, read_jsonl, tiny_defaults
 from .trl_reference import long_instruction_rows, long_preference_rows, trl_preference_lengths, trl_token_lengths
 
 
@@ -24,7 +23,7 @@ def _run(assets, folder, split_seed=None, dataset_path=None, dataset_format="ins
     folder.mkdir()
     job = TrainingJob(objective=objective, method="lora", model=str(assets.tiny_model),
                       dataset_path=dataset_path or assets.sample_dataset, dataset_format=dataset_format,
-                      params=resolve_params("lora", {**TINY_PARAM_DEFAULTS["lora"], **params}, objective),
+                      params=resolve_params("lora", {**tiny_defaults(objective, "lora"), **params}, objective),
                       output_dir=folder, split_seed=split_seed)
     sink = RecordingSink()
     return run_training(job, sink), sink
