@@ -1,16 +1,20 @@
-"""The trainer arguments every objective's TRL config shares, from a run's validated params."""
+"""What every objective's TRL trainer shares: its config's arguments from a run's validated params, and the trainer's
+own arguments (model, datasets, tokenizer, PEFT config, callbacks) from the engine's inputs."""
 
 import os
-from pathlib import Path
 from typing import Any
 
 from tunelab.training.params import TrainingParams
+from tunelab.training.registry import TrainerInputs
 
 
-def trainer_arguments(params: TrainingParams, checkpoints_dir: Path, has_eval: bool, resuming: bool) -> dict[str, Any]:
+def trainer_arguments(inputs: TrainerInputs) -> dict[str, Any]:
     """Keyword arguments for any TRL config (SFTConfig, DPOConfig …), every setting explicit (TRL's defaults differ
     from transformers')."""
     import torch
+
+    params: TrainingParams = inputs.params
+    checkpoints_dir, has_eval, resuming = inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming
 
     if params.precision != "fp32" and not torch.cuda.is_available():
         raise ValueError(f"precision {params.precision} needs a CUDA GPU; use fp32 on CPU")
@@ -66,4 +70,19 @@ def deepspeed_config(zero_stage: int) -> dict[str, Any]:
         "gradient_clipping": "auto",
         "bf16": {"enabled": "auto"},
         "fp16": {"enabled": "auto"},
+    }
+
+
+def trainer_inputs(inputs: TrainerInputs) -> dict[str, Any]:
+    """Keyword arguments for any TRL trainer beside `args`: the model, the splits as datasets, the tokenizer, the
+    PEFT config and the callbacks."""
+    from datasets import Dataset
+
+    return {
+        "model": inputs.model,
+        "train_dataset": Dataset.from_list(inputs.train_records),
+        "eval_dataset": Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
+        "processing_class": inputs.tokenizer,
+        "peft_config": inputs.peft_config,
+        "callbacks": inputs.callbacks,
     }

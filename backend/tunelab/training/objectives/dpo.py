@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from tunelab.training.arguments import trainer_arguments
+from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
 from tunelab.training.truncation import preference_sequence_lengths
@@ -42,25 +42,19 @@ def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
 
 
 def build_trainer(inputs: TrainerInputs) -> "DPOTrainer":
-    from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
     params: DpoParams = inputs.params
     args = DPOConfig(
-        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        **trainer_arguments(inputs),
         beta=params.beta,
         loss_type=[params.loss_type],
     )
     return DPOTrainer(
-        model=inputs.model,
-        # TRL would reload the reference from the model's hub id or folder, which a GGUF base does not have.
+        # The reference loaded as the policy was (dtype, quantization), not by TRL from the model's folder.
         ref_model=inputs.load_base_model() if inputs.peft_config is None else None,
         args=args,
-        train_dataset=Dataset.from_list(inputs.train_records),
-        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
-        processing_class=inputs.tokenizer,
-        peft_config=inputs.peft_config,
-        callbacks=inputs.callbacks,
+        **trainer_inputs(inputs),
     )
 
 

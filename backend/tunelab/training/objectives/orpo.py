@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from tunelab.training.arguments import trainer_arguments
+from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.objectives.dpo import convert_rows
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, TrainerInputs, register_objective
@@ -23,7 +23,6 @@ class OrpoParams(ObjectiveParams):
 
 
 def build_trainer(inputs: TrainerInputs) -> "Trainer":
-    from datasets import Dataset
 
     # TRL warns on every import of trl.experimental that its API may change; the version is pinned here.
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -31,17 +30,12 @@ def build_trainer(inputs: TrainerInputs) -> "Trainer":
 
     params: OrpoParams = inputs.params
     args = ORPOConfig(
-        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        **trainer_arguments(inputs),
         beta=params.beta,
     )
     return ORPOTrainer(
-        model=inputs.model,
         args=args,
-        train_dataset=Dataset.from_list(inputs.train_records),
-        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
-        processing_class=inputs.tokenizer,
-        peft_config=inputs.peft_config,
-        callbacks=inputs.callbacks,
+        **trainer_inputs(inputs),
     )
 
 

@@ -3,7 +3,7 @@ max_length blocks (nothing is truncated away), and the next-token loss counts ev
 
 from typing import TYPE_CHECKING
 
-from tunelab.training.arguments import trainer_arguments
+from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
 
@@ -22,11 +22,10 @@ def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
 
 
 def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
-    from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     args = SFTConfig(
-        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        **trainer_arguments(inputs),
         dataset_text_field="text",
         # "wrapped": one token stream (an eos closes each document) cut into full blocks, as pretraining does.
         packing=True,
@@ -34,13 +33,8 @@ def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
         completion_only_loss=False,
     )
     return SFTTrainer(
-        model=inputs.model,
         args=args,
-        train_dataset=Dataset.from_list(inputs.train_records),
-        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
-        processing_class=inputs.tokenizer,
-        peft_config=inputs.peft_config,
-        callbacks=inputs.callbacks,
+        **trainer_inputs(inputs),
     )
 
 

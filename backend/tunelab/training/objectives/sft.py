@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from tunelab.training.arguments import trainer_arguments
+from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
 from tunelab.training.truncation import sft_sequence_lengths
@@ -47,23 +47,17 @@ def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
 
 
 def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
-    from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     params: SftParams = inputs.params
     args = SFTConfig(
-        **trainer_arguments(inputs.params, inputs.checkpoints_dir, bool(inputs.eval_records), inputs.resuming),
+        **trainer_arguments(inputs),
         assistant_only_loss=inputs.dataset_format == DatasetFormat.chat,
         packing=params.packing,
     )
     return SFTTrainer(
-        model=inputs.model,
         args=args,
-        train_dataset=Dataset.from_list(inputs.train_records),
-        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
-        processing_class=inputs.tokenizer,
-        peft_config=inputs.peft_config,
-        callbacks=inputs.callbacks,
+        **trainer_inputs(inputs),
     )
 
 
