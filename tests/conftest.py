@@ -171,6 +171,19 @@ def assets(settings):
     return settings
 
 
+def find_bundled_dataset(get, name: str = "tiny-tasks") -> dict:
+    """The bundled sample dataset `name`, paging through GET /datasets (newest first: the uploads of earlier tests
+    come before the bundled ones). `get(params)` fetches one page as JSON."""
+    params: dict = {"limit": 100}
+    while True:
+        page = get(params)
+        found = [d for d in page["data"] if d["bundled"] and d["name"] == name]
+        if found:
+            return found[0]
+        assert page.get("next_cursor"), f"no bundled dataset {name!r} registered"
+        params = {"limit": 100, "cursor": page["next_cursor"]}
+
+
 def wait_for(predicate, timeout: float, interval: float = 0.1, message: str = "condition"):
     """Poll until predicate() is truthy and return its value; fail after `timeout` seconds."""
     import time
@@ -401,8 +414,7 @@ class PrivateStack:
         return worker
 
     def sample_dataset_id(self) -> int:
-        datasets = self.api.get("/datasets").json()["data"]
-        return next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-tasks")
+        return find_bundled_dataset(lambda params: self.api.get("/datasets", params=params).json())["id"]
 
     def launch(self, **params) -> dict:
         body = {"method": "lora", "model": "tunelab-tiny", "dataset": self.sample_dataset_id(), "params": params}

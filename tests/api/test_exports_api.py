@@ -8,13 +8,14 @@ import zipfile
 import pytest
 
 from tests.api.teams_helpers import IDLE_QUEUE, unique
+from tests.conftest import find_bundled_dataset
 
 API = "/api/v1"
 
 
 @pytest.fixture
 def sample_id(client) -> int:
-    return next(d["id"] for d in client.get(f"{API}/datasets").json()["data"] if d["bundled"])
+    return find_bundled_dataset(lambda params: client.get(f"{API}/datasets", params=params).json())["id"]
 
 
 def _canceled_run(client, sample_id: int) -> dict:

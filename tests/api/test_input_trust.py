@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.api.teams_helpers import EXTERNAL_RUN, IDLE_QUEUE, error_of
+from tests.conftest import find_bundled_dataset
 
 API = "/api/v1"
 BEYOND_INT32 = 2**31
@@ -17,8 +18,7 @@ BEYOND_INT32 = 2**31
 
 @pytest.fixture
 def sample_id(client) -> int:
-    datasets = client.get(f"{API}/datasets").json()["data"]
-    return next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-tasks")
+    return find_bundled_dataset(lambda params: client.get(f"{API}/datasets", params=params).json())["id"]
 
 
 def _fields(error: dict) -> list[str]:

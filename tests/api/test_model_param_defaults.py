@@ -3,12 +3,13 @@ published by GET /models and filled in by POST /runs for the params a launch lea
 
 import pytest
 
+from tests.conftest import find_bundled_dataset
 from tunelab.assets.build import TINY_PARAM_DEFAULTS
 
 
 @pytest.fixture
 def sample_id(client) -> int:
-    return next(d["id"] for d in client.get("/api/v1/datasets").json()["data"] if d["bundled"])
+    return find_bundled_dataset(lambda params: client.get("/api/v1/datasets", params=params).json())["id"]
 
 
 def _launched_params(client, params: dict | None = None, **body) -> dict:

@@ -3,14 +3,13 @@
 import pytest
 from sqlalchemy import func, select
 
-from tests.conftest import SESSION_TAG
+from tests.conftest import SESSION_TAG, find_bundled_dataset
 from tunelab.db.models import Run
 
 
 @pytest.fixture
 def sample_id(client) -> int:
-    datasets = client.get("/api/v1/datasets").json()["data"]
-    return next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-tasks")
+    return find_bundled_dataset(lambda params: client.get("/api/v1/datasets", params=params).json())["id"]
 
 
 def _run_count(db_session) -> int:
@@ -146,10 +145,11 @@ def test_openapi_declares_error_responses(client):
 
 
 def test_dpo_launch_takes_the_objective_defaults_and_scales_the_models_learning_rate(client, assets):
-    datasets = client.get("/api/v1/datasets").json()["data"]
-    preferences = next(d["id"] for d in datasets if d["bundled"] and d["name"] == "tiny-preferences")
+    preferences = find_bundled_dataset(lambda params: client.get("/api/v1/datasets", params=params).json(),
+                                       "tiny-preferences")["id"]
+    # A queue of its own that no worker consumes: the run stays queued, and no other test counts its position.
     body = {"objective": "dpo", "method": "lora", "model": "tunelab-tiny", "dataset": preferences,
-            "queue": f"nobody-{SESSION_TAG}"}
+            "queue": f"dpo-defaults-{SESSION_TAG}"}
     run = client.post("/api/v1/runs", json=body).json()
     params = run["config"]["params"]
     assert params["beta"] == 0.1 and params["loss_type"] == "sigmoid"

@@ -157,3 +157,24 @@ def test_launch_form_shows_the_estimate_as_the_parameters_change(page, worker, s
     page.fill('[name="params.per_device_train_batch_size"]', "1024")
     warning = page.wait_for_selector('[data-testid="estimate-warning"]')
     assert "per device, more than the" in warning.text_content()
+
+
+def test_dpo_from_the_form_shows_its_own_settings_datasets_and_reward_charts(page, api, worker):
+    page.goto("/runs/new")
+    page.select_option('[name="objective"]', "dpo")
+    datasets = page.eval_on_selector_all('[name="dataset"] option', "options => options.map(o => o.textContent)")
+    assert datasets and all("preference" in text for text in datasets), datasets
+    assert page.input_value('[name="params.beta"]') == "0.1", "the objective's own setting, at its default"
+    assert not page.locator('[name="params.packing"]').count(), "SFT's packing is not a DPO setting"
+    page.select_option('[name="method"]', "lora")
+    page.fill('[name="params.max_steps"]', "4")
+    page.fill('[name="params.eval_steps"]', "4")
+    page.fill('[name="params.max_length"]', "64")
+    page.click('button:has-text("Launch run")')
+    page.wait_for_url(re.compile(r"/runs/\d+$"))
+    run_id = int(page.url.rsplit("/", 1)[1])
+    _wait_status(page, api, run_id, "succeeded")
+    run = api.get(f"/runs/{run_id}").json()
+    assert run["objective"] == "dpo" and run["config"]["dataset"]["format"] == "preference"
+    page.wait_for_selector('[data-testid="chart-eval/rewards/margins"]')
+    assert not page.locator('[data-metric="perplexity"]').count(), "a DPO loss has no perplexity"

@@ -9,8 +9,10 @@ import random
 from pathlib import Path
 
 
-def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: str = "full") -> list[float]:
-    """Per-step train losses of plain SFTTrainer on an instruction JSONL, for resolved params of "full" or "lora"."""
+def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: str = "full",
+                    split_seed: int | None = None) -> list[float]:
+    """Per-step train losses of plain SFTTrainer on an instruction JSONL, for resolved params of "full" or "lora";
+    the eval split is drawn with `split_seed` (the dataset's), else with the training seed."""
     import torch
     from datasets import Dataset
     from peft import LoraConfig
@@ -28,12 +30,7 @@ def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: s
             }
         )
 
-    eval_count = 0
-    if params["eval_split"] > 0:
-        eval_count = min(len(records) - 1, max(1, round(len(records) * params["eval_split"])))
-    eval_indices = set(random.Random(params["seed"]).sample(range(len(records)), eval_count))
-    train_records = [r for i, r in enumerate(records) if i not in eval_indices]
-    eval_records = [r for i, r in enumerate(records) if i in eval_indices]
+    train_records, eval_records = _held_out(records, params, split_seed)
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
@@ -87,9 +84,10 @@ def _read_rows(dataset_path) -> list[dict]:
     return [json.loads(line) for line in Path(dataset_path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _held_out(records: list[dict], params: dict) -> tuple[list[dict], list[dict]]:
+def _held_out(records: list[dict], params: dict, split_seed: int | None = None) -> tuple[list[dict], list[dict]]:
     eval_count = min(len(records) - 1, max(1, round(len(records) * params["eval_split"]))) if params["eval_split"] else 0
-    eval_indices = set(random.Random(params["seed"]).sample(range(len(records)), eval_count))
+    seed = params["seed"] if split_seed is None else split_seed
+    eval_indices = set(random.Random(seed).sample(range(len(records)), eval_count))
     return ([r for i, r in enumerate(records) if i not in eval_indices],
             [r for i, r in enumerate(records) if i in eval_indices])
 

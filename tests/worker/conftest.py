@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import wait_while_progressing
+from tests.conftest import find_bundled_dataset, wait_while_progressing
 
 TINY_MODEL = "tunelab-tiny"
 FINISHED = {"succeeded", "failed", "canceled"}
@@ -12,10 +12,7 @@ def sample_dataset(api) -> dict:
 
 
 def bundled_dataset(api, name: str) -> dict:
-    datasets = api.get("/datasets", params={"limit": 100}).json()["data"]
-    bundled = [d for d in datasets if d.get("bundled") and d["name"] == name]
-    assert bundled, f"no bundled sample dataset {name!r} registered: {datasets}"
-    return bundled[0]
+    return find_bundled_dataset(lambda params: api.get("/datasets", params=params).json(), name)
 
 
 def launch(api, method: str, dataset_id: int, objective: str = "sft", **params) -> dict:

@@ -129,7 +129,8 @@ def test_train_loss_matches_a_bare_trl_script(api, worker, sample_dataset, setti
     ours = series(api, run["id"], "train/loss")
     with get_sessionmaker()() as session:
         path = dataset_file(settings, session.get(Dataset, sample_dataset["id"]))
-    reference = bare_trl_losses(final["config"]["model_path"], path, final["config"]["params"], tmp_path)
+    reference = bare_trl_losses(final["config"]["model_path"], path, final["config"]["params"], tmp_path,
+                                split_seed=final["config"]["dataset"]["split_seed"])
     assert len(ours["value"]) == len(reference) == 8
     for step, (a, b) in enumerate(zip(ours["value"], reference, strict=True), start=1):
         assert abs(a - b) <= 1e-6, f"step {step}: tunelab {a} vs bare TRL {b}"

@@ -272,7 +272,8 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     trainer = objective.build_trainer(TrainerInputs(
         model=model, tokenizer=tokenizer, params=params, train_records=train_records, eval_records=eval_records,
         peft_config=peft_config, dataset_format=job.dataset_format, checkpoints_dir=output_dir / CHECKPOINTS_DIR,
-        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback, state_recorder], load_base_model=load_base_model,
+        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback, state_recorder],
+        load_base_model=load_base_model,
     ))
     if not main_process:
         shutil.rmtree(tokenizer_dir, ignore_errors=True)
