@@ -131,7 +131,8 @@ def train(assets, tmp_path):
             dataset_format=dataset_format,
             params=resolve_params(method, {**(tiny_defaults(objective, method) if model is None else {}), **params},
                                   objective),
-            output_dir=tmp_path / f"run-{objective}-{method}",
+            # Numbered, so that a test may train the same objective and method twice.
+            output_dir=tmp_path / f"run-{objective}-{method}-{len(list(tmp_path.glob('run-*')))}",
         )
         job.output_dir.mkdir()
         return run_training(job, sink), sink, job

@@ -64,3 +64,14 @@ def test_orpo_learns_the_chosen_answers_without_a_reference(train, assets):
     assert len(nll) == 2 and nll[-1] < nll[0], "the SFT part of ORPO's loss falls"
     assert sink.series("train/rewards/margins") and sink.series("train/log_odds_ratio")
     assert result.summary["trainable_params"] < result.summary["total_params"]
+
+
+def test_sft_packing_fills_each_row_with_several_examples(train):
+    _, unpacked, _ = train("lora", max_steps=1, eval_split=0, per_device_train_batch_size=2, max_length=128)
+    _, packed, _ = train("lora", max_steps=1, eval_split=0, per_device_train_batch_size=2, max_length=128,
+                         packing=True)
+    tokens = {name: sink.series("train/tokens_seen")[0][1] for name, sink in (("unpacked", unpacked),
+                                                                              ("packed", packed))}
+    # Two tiny-task examples are ~40 tokens; two packed rows hold as many whole examples as fit in 2 × 128.
+    assert tokens["packed"] > 3 * tokens["unpacked"], tokens
+    assert tokens["packed"] <= 2 * 128
