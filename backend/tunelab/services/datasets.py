@@ -49,6 +49,7 @@ from tunelab.training.formats import (
     TextRow,
     detect_format,
 )
+from tunelab.training.models import load_tokenizer
 from tunelab.training.objectives.dpo import convert_rows as dpo_records
 from tunelab.training.objectives.sft import convert_rows as sft_records
 from tunelab.training.objectives.sft import instruction_prompt
@@ -537,11 +538,9 @@ def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
 
 @lru_cache(maxsize=4)
 def _load_tokenizer(model_path: Path) -> "PreTrainedTokenizerBase":
-    """A local model's tokenizer; never reaches the hub."""
-    from transformers import AutoTokenizer
-
+    """A local model's tokenizer, as training loads it (a GGUF's from its metadata); never reaches the hub."""
     try:
-        return AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+        return load_tokenizer(str(model_path))
     except (OSError, ValueError) as exc:
         raise AppError(
             "TOKENIZER_UNAVAILABLE", f"model: cannot load a tokenizer from {model_path}: {exc}", {"field": "model"}

@@ -152,6 +152,23 @@ def quantization_config(loading: ModelLoading, dtype: "torch.dtype") -> "BitsAnd
                               bnb_4bit_compute_dtype=dtype)
 
 
+def load_tokenizer(model_ref: str) -> "PreTrainedTokenizerBase":
+    """The tokenizer a run on `model_ref` trains with, without loading the model and without reaching the hub. A GGUF
+    base trains from its Hugging Face copy (see base_models), which saves the tokenizer read from the GGUF's metadata:
+    read from the copy when it was made, else from the GGUF itself (no weights are read either way)."""
+    from transformers import AutoTokenizer
+
+    from tunelab.training.base_models import hf_base_dir
+
+    gguf_path = find_gguf(model_ref)
+    if gguf_path is None:
+        return AutoTokenizer.from_pretrained(model_ref, local_files_only=True)
+    hf_copy = hf_base_dir(gguf_path)
+    if (hf_copy / "config.json").is_file():
+        return AutoTokenizer.from_pretrained(str(hf_copy), local_files_only=True)
+    return AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name, local_files_only=True)
+
+
 def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None,
                              ) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
     """(model as `loading` asks, float32 by default; tokenizer with a training chat template) for a directory, GGUF
