@@ -34,30 +34,32 @@ export function ArtifactsCard({ runId }: { runId: number }) {
       {artifacts.error && <ErrorBox error={artifacts.error} />}
       {artifacts.data && artifacts.data.data.length === 0 && <p className="help">No artifacts yet.</p>}
       {artifacts.data && artifacts.data.data.length > 0 && (
-        <table data-testid="artifacts">
-          <thead>
-            <tr>
-              <th>Path</th>
-              <th>Kind</th>
-              <th className="num">Size</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {artifacts.data.data.map((artifact) => (
-              <tr key={artifact.path}>
-                <td className="mono">{artifact.path}</td>
-                <td>{artifact.kind}</td>
-                <td className="num">{formatBytes(artifact.size_bytes)}</td>
-                <td>
-                  <a href={withShareParam(artifact.download_url)} download>
-                    Download
-                  </a>
-                </td>
+        <div className="table-scroll">
+          <table data-testid="artifacts">
+            <thead>
+              <tr>
+                <th>Path</th>
+                <th>Kind</th>
+                <th className="num">Size</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {artifacts.data.data.map((artifact) => (
+                <tr key={artifact.path}>
+                  <td className="mono">{artifact.path}</td>
+                  <td>{artifact.kind}</td>
+                  <td className="num">{formatBytes(artifact.size_bytes)}</td>
+                  <td>
+                    <a href={withShareParam(artifact.download_url)} download>
+                      Download
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
   );

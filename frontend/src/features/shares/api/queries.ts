@@ -31,9 +31,10 @@ export function sharedViewQueryOptions(token: string) {
   });
 }
 
-/** While a shared page stays open, re-ask the API now and then with the link's token (a cheap one-run list, not an
- * "open" of the link): a revoked or expired link then shows as such even on a page whose runs have finished. */
-export const SHARED_LINK_RECHECK_MS = 30_000;
+/** While a shared page stays open, re-ask the API with the link's token (a cheap one-run list, not an "open" of the
+ * link): a revoked or expired link then shows as such within 2 s, as the README promises, on a page whose runs
+ * have finished as on one still streaming (the stream itself rechecks the link less often). */
+export const SHARED_LINK_RECHECK_MS = 1_500;
 
 export function sharedLinkCheckQueryOptions(token: string) {
   return queryOptions({

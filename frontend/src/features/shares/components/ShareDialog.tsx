@@ -40,6 +40,9 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
   };
 
   const created = create.data;
+  // The list holds active links only: the one just made is gone from it once revoked (here or elsewhere), and its URL
+  // must not stay on offer to copy.
+  const createdRevoked = created !== undefined && shares.data !== undefined && !shares.data.data.some((s) => s.id === created.id);
   const what = runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
 
   return (
@@ -47,8 +50,15 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
       <p className="help">
         Anyone with the link sees the {what} read-only, live while training, without signing in. You can revoke it at any time.
       </p>
-      {created ? (
-        <div className="share-created" data-testid="share-created">
+      {created && createdRevoked ? (
+        <div className="share-created" data-testid="share-created" data-state="revoked">
+          <p className="notice">The link to {created.kind === "run" ? "the run" : "the comparison"} was revoked: it no longer opens.</p>
+          <button type="button" onClick={() => create.reset()}>
+            Make another link
+          </button>
+        </div>
+      ) : created ? (
+        <div className="share-created" data-testid="share-created" data-state="active">
           <label>Link to {created.kind === "run" ? "the run" : "the comparison"}</label>
           <CopyField value={absoluteUrl(window.location.origin, created.url)} label="Share link" testId="share-url" copyTestId="copy-share-url" />
           <p className="help">
