@@ -1,6 +1,9 @@
 """POST /estimates: the memory of a run before launch, checked like a launch, against the devices real workers
 announce, with time from the throughput of the caller's earlier runs."""
 
+import json
+import uuid
+
 import pytest
 
 from tests.api.teams_helpers import API, create_member, create_project, stateless_client
@@ -106,7 +109,19 @@ def test_time_comes_from_the_callers_own_succeeded_runs(app, client):
     assert untimed["seconds"] is None and "no earlier succeeded run" in untimed["reason"]
 
 
-def test_the_queues_workers_report_their_devices_and_the_estimate_warns_beyond_them(client, worker, settings):
+@pytest.fixture
+def long_context_model(assets):
+    """The tiny model's config with a context of 131072 tokens: a sequence that long is refused on the tiny model
+    itself, and an estimate reads only the config."""
+    config = json.loads((assets.models_dir / TINY / "config.json").read_text())
+    folder = assets.models_dir / f"tiny-long-context-{uuid.uuid4().hex[:8]}"  # under the models dir: a model root
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 131072}))
+    return str(folder)
+
+
+def test_the_queues_workers_report_their_devices_and_the_estimate_warns_beyond_them(client, worker, settings,
+                                                                                     long_context_model):
     """A real worker announces its CPU; health shows it, and an estimate is compared with it."""
 
     def announced_devices():
@@ -118,7 +133,8 @@ def test_the_queues_workers_report_their_devices_and_the_estimate_warns_beyond_t
     assert {"kind": "cpu", "memory_bytes": cpu["memory_bytes"], "cores": cpu["cores"]}.items() <= devices[0].items()
 
     small = estimate(client, method="lora").json()
-    huge = estimate(client, method="lora", params={"max_length": 131072, "per_device_train_batch_size": 1024}).json()
+    huge = estimate(client, model=long_context_model, method="lora",
+                    params={"max_length": 131072, "per_device_train_batch_size": 1024}).json()
 
     trains_on = "cuda" if any(d["kind"] == "cuda" for d in devices) else "cpu"
     assert small["devices"] and all(d["device"]["kind"] == trains_on and d["fits"] for d in small["devices"])

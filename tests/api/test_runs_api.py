@@ -34,6 +34,9 @@ def _run_count(db_session) -> int:
         ({"objective": "dpo"}, "VALIDATION_ERROR", "dataset"),  # the sample dataset is instruction rows
         ({"objective": "dpo", "params": {"beta": 0}}, "VALIDATION_ERROR", "params.beta"),
         ({"params": {"beta": 0.1}}, "VALIDATION_ERROR", "params.beta"),  # a DPO setting on an SFT run
+        ({"params": {"target_modules": ["qkv_proj"]}}, "VALIDATION_ERROR", "params.target_modules"),
+        ({"method": "ia3", "params": {"target_modules": ["c_attn"]}}, "VALIDATION_ERROR", "params.target_modules"),
+        ({"params": {"max_length": 4096}}, "VALIDATION_ERROR", "params.max_length"),  # the tiny model's context: 512
     ],
 )
 def test_bad_run_request_is_refused_and_writes_nothing(client, db_session, assets, sample_id, change, code, field):

@@ -22,7 +22,7 @@ from tunelab.schemas.estimates import (
 )
 from tunelab.services import workers
 from tunelab.services.models import model_param_defaults, resolve_model_path
-from tunelab.services.runs import resolve_training_choice
+from tunelab.services.runs import check_params_fit_model, resolve_training_choice
 from tunelab.training import estimator, registry
 from tunelab.training.devices import Device
 from tunelab.training.params import TrainingParams
@@ -38,6 +38,7 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
     choice = resolve_training_choice(body.objective, body.method, body.params, queue,
                                      model_param_defaults(settings, body.model, body.method))
     model_path = resolve_model_path(settings, body.model)
+    check_params_fit_model(choice, model_path)
     params = registry.params_model(choice.objective.name, choice.method.name).model_validate(choice.params)
     num_processes = body.num_processes or params.num_processes
     zero_stage = body.zero_stage if body.zero_stage is not None else params.zero_stage

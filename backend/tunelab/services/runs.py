@@ -36,7 +36,7 @@ from tunelab.services.models import model_param_defaults, resolve_model_path
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.queue import Broker
 from tunelab.services.workers import WorkerPresence
-from tunelab.training import registry
+from tunelab.training import model_fit, registry
 
 log = logging.getLogger(__name__)
 RESUMABLE_STATUSES = frozenset({RunStatus.failed, RunStatus.canceled})
@@ -135,6 +135,44 @@ def resolve_training_choice(objective_name: str, method_name: str, raw_params: d
     return TrainingChoice(objective=objective, method=method, params=params)
 
 
+def check_params_fit_model(choice: TrainingChoice, model_path: Path) -> None:
+    """Refuse at launch what the run would fail on once a worker loads the model: target modules the model does not
+    have, and a max_length beyond its context. Read from the model built on the meta device, so no weight is read."""
+    try:
+        _check_target_modules(choice.params, str(model_path))
+        _check_context_length(choice.params, str(model_path))
+    except (OSError, ValueError) as exc:  # a config transformers cannot read, or an architecture it cannot build
+        raise AppError("VALIDATION_ERROR", f"model: cannot read the model's config to check the params: {exc}",
+                       [{"field": "model", "message": "config not readable"}]) from None
+
+
+def _check_target_modules(params: dict[str, Any], model_path: str) -> None:
+    target_modules = params.get("target_modules")
+    if not target_modules:
+        return  # the method's default for the architecture
+    unknown = model_fit.unknown_target_modules(model_path, target_modules)
+    if unknown:
+        layers = ", ".join(model_fit.model_layers(model_path).short_names)
+        message = (f"the model has no layer {', '.join(map(repr, unknown))}; its linear and embedding layers are "
+                   f"{layers} (or use {model_fit.ALL_LINEAR!r})")
+        raise AppError("VALIDATION_ERROR", f"params.target_modules: {message}",
+                       [{"field": "params.target_modules", "message": message, "unknown": unknown}])
+
+
+def _check_context_length(params: dict[str, Any], model_path: str) -> None:
+    context = model_fit.context_length(model_path)
+    # Prompt-learning methods put their virtual tokens in front of every sequence.
+    virtual_tokens = int(params.get("num_virtual_tokens") or 0)
+    longest = params["max_length"] + virtual_tokens
+    if context is None or longest <= context:
+        return
+    plus = f" plus {virtual_tokens} virtual tokens" if virtual_tokens else ""
+    message = (f"{params['max_length']} tokens{plus} exceed the model's context of {context} tokens "
+               "(max_position_embeddings)")
+    raise AppError("VALIDATION_ERROR", f"params.max_length: {message}",
+                   [{"field": "params.max_length", "message": message, "context_length": context}])
+
+
 def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
                       project_id: int) -> RunConfig:
     """Check objective, method, params, model and dataset; return the full resolved config."""
@@ -142,6 +180,7 @@ def _resolve_training(session: Session, settings: Settings, body: RunCreate, que
                                      model_param_defaults(settings, body.model, body.method))
     objective, method, params = choice.objective, choice.method, choice.params
     model_path = resolve_model_path(settings, body.model)
+    check_params_fit_model(choice, model_path)
     if body.dataset is None:
         raise AppError("VALIDATION_ERROR", "dataset: a dataset is required",
                        [{"field": "dataset", "message": "required"}])

@@ -28,7 +28,7 @@ from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, ObjectiveSpec, get_method
 
 if TYPE_CHECKING:
-    from transformers import PretrainedConfig
+    from transformers import PretrainedConfig, PreTrainedModel
 
 ZERO_STAGES = (0, 1, 2, 3)
 FP32_BYTES = 4
@@ -86,6 +86,15 @@ def read_model_config(model_path: str) -> "PretrainedConfig":
     return AutoConfig.from_pretrained(model_path)
 
 
+def meta_model(model_path: str) -> "PreTrainedModel":
+    """The model of `model_path` built on the meta device from its config: every module and shape, no weight read."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    with torch.device("meta"):
+        return AutoModelForCausalLM.from_config(read_model_config(model_path))
+
+
 def _shape_params(method: MethodSpec, params: TrainingParams) -> str:
     """The method's own params as a cache key: neither the shared training params nor an objective's change the
     shape of a tensor."""
@@ -103,7 +112,6 @@ def model_shape(model_path: str, method: MethodSpec, params: TrainingParams) -> 
 @functools.lru_cache(maxsize=128)
 def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelShape:
     import torch
-    from transformers import AutoModelForCausalLM
 
     method = get_method(method_name)
     config = read_model_config(model_path)
@@ -111,12 +119,12 @@ def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelS
     if getattr(params, "prompt_tuning_init", None) == "text":
         # Initialising from a text only sets the soft prompt's values (and needs a tokenizer on disk).
         params = params.model_copy(update={"prompt_tuning_init": "random", "prompt_tuning_init_text": None})
-    with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config)
-        if method.build_peft_config is not None:
-            from peft import get_peft_model
+    model: torch.nn.Module = meta_model(model_path)
+    if method.build_peft_config is not None:
+        from peft import get_peft_model
 
-            tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
+        tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
+        with torch.device("meta"):
             model = get_peft_model(model, method.build_peft_config(params, tokenizer_dir))
     frozen_linear_names = {
         f"{name}.weight" for name, module in model.named_modules()
