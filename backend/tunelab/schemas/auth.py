@@ -1,12 +1,27 @@
+import re
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from tunelab.db.models import Role
 from tunelab.schemas.common import ResourceId
 
 # EmailStr would need the email-validator package; an account id needs only to look like an address.
-Email = Field(pattern=r"^[^@\s]+@[^@\s]+$", max_length=320, description="Sign-in address")
+EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+$")
+
+
+def _looks_like_an_address(value: str) -> str:
+    # A check of our own rather than Field(pattern=...): pydantic's message for that is the raw regex.
+    if not EMAIL_PATTERN.match(value):
+        raise PydanticCustomError("email", "enter an email address like name@example.com")
+    return value
+
+
+EmailAddress = Annotated[str, Field(max_length=320, description="Sign-in address",
+                                    json_schema_extra={"pattern": EMAIL_PATTERN.pattern}),
+                         AfterValidator(_looks_like_an_address)]
 Password = Field(min_length=8, max_length=256, description="At least 8 characters")
 DisplayName = Field("", max_length=100, description="Shown in member lists and the audit log")
 
@@ -19,7 +34,7 @@ class SetupPublic(BaseModel):
 class FirstAdminCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    email: str = Email
+    email: EmailAddress
     display_name: str = DisplayName
     password: str = Password
 
@@ -69,7 +84,7 @@ class UsersPublic(BaseModel):
 class UserCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    email: str = Email
+    email: EmailAddress
     display_name: str = DisplayName
     password: str | None = Field(None, min_length=8, max_length=256,
                                  description="Set it now, or leave it out to get an invitation link")
