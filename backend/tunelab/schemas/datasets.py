@@ -42,7 +42,9 @@ class DatasetUpload(BaseModel):
     model_config = ConfigDict(json_schema_extra=_optional_form_fields)
 
     file: Annotated[bytes, WithJsonSchema({"type": "string", "contentMediaType": "application/octet-stream",
-                                           "description": "JSONL, one row per line"})]
+                                           "description": "JSONL, one row per line; or CSV (a file named *.csv) "
+                                           "with a header row naming the fields, a chat row's messages as JSON "
+                                           "in one cell"})]
     name: str | None = Field(None, max_length=MAX_NAME_LENGTH, description="Defaults to the file name without extension")
     format: DatasetFormat | None = Field(None, description="Detected from the first row when omitted")
     project_id: ResourceId | None = Field(None, description="Project to add it to; default as for POST /runs")
@@ -55,7 +57,8 @@ class DatasetPublic(BaseModel):
     project_id: int
     name: str
     format: DatasetFormat
-    content_hash: str = Field(description="SHA-256 of the uploaded bytes")
+    content_hash: str = Field(description="SHA-256 of the stored JSONL: the uploaded bytes (a CSV upload is stored as "
+                              "the JSONL it converts to)")
     size_bytes: int
     row_count: int
     split_seed: int = Field(description="Seed that picks the eval split of every run on this dataset (fixed with it)")
@@ -97,6 +100,8 @@ class DatasetPreviewPublic(BaseModel):
     format: DatasetFormat
     model: str | None = Field(None, description="The model whose tokenizer rendered the rows, if one was given")
     rows: list[RenderedRow]
+    offset: int = Field(description="Rows of the dataset before the first one here")
+    total_rows: int = Field(description="Rows of the whole dataset: page on while offset + len(rows) is below it")
     char_stats: LengthStats | None
     token_stats: LengthStats | None = Field(None, description="Over the whole dataset; only with a model")
     truncation: TruncationPublic | None = Field(None, description="Only with a model and a max_length")

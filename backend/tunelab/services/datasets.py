@@ -6,7 +6,9 @@ it is a second dataset that points at the same file.
 """
 
 import bisect
+import csv
 import hashlib
+import io
 import json
 import logging
 import math
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_REPORTED_ERRORS = 50
+CSV_SUFFIX = ".csv"
 TOKENIZE_BATCH_ROWS = 1000
 _UTF8_BOM = b"\xef\xbb\xbf"
 # Files written in the session's open transaction; removed again if it does not commit (see the listeners below).
@@ -145,6 +148,68 @@ def validate_jsonl(data: bytes, declared_format: DatasetFormat | None) -> Valida
     if result.is_valid:
         result.char_stats = length_stats(char_lengths)
     return result
+
+
+def validate_csv(data: bytes, declared_format: DatasetFormat | None) -> tuple[bytes, ValidatedDataset]:
+    """A CSV upload as the JSONL it is stored as, validated as a JSONL upload is. Its header row names each column's
+    field (a chat row's `messages` is one cell of JSON); every other row is one dataset row. Errors name the CSV line
+    a row starts on (a quoted cell may span lines) and the column (the field)."""
+    structure = ValidatedDataset(content_hash="", size_bytes=len(data), format=declared_format)
+    try:
+        text = data.removeprefix(_UTF8_BOM).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        structure.add_error(None, None, f"not valid UTF-8 (byte {exc.start + 1} of the file)")
+        return b"", structure
+    jsonl_lines: list[bytes] = []
+    csv_lines: list[int] = []  # the CSV line each JSONL line's row starts on
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = [name.strip() for name in next(reader, [])]
+        for column, name in enumerate(header, start=1):
+            if not name:
+                structure.add_error(1, None, f"column {column} of the header row has no name")
+            elif header.index(name) < column - 1:
+                structure.add_error(1, name, "the header row names this column twice")
+        row_start = reader.line_num + 1
+        for cells in reader:
+            if any(cell.strip() for cell in cells):
+                row = _csv_row(row_start, header, cells, structure)
+                if row is not None:
+                    jsonl_lines.append(json.dumps(row, ensure_ascii=False).encode())
+                    csv_lines.append(row_start)
+            row_start = reader.line_num + 1
+    except csv.Error as exc:
+        structure.add_error(reader.line_num, None, f"invalid CSV: {exc}")
+    if not header:
+        structure.add_error(None, None, "the file has no header row naming the columns")
+    if not jsonl_lines and structure.error_count:
+        return b"", structure
+    jsonl = b"".join(line + b"\n" for line in jsonl_lines)
+    result = validate_jsonl(jsonl, declared_format)
+    for error in result.errors:
+        if error["line"] is not None:
+            error["line"] = csv_lines[error["line"] - 1]
+    if structure.error_count:
+        result.errors = sorted([*structure.errors, *result.errors], key=lambda e: e["line"] or 0)[:MAX_REPORTED_ERRORS]
+        result.error_count += structure.error_count
+        result.char_stats = None
+    return jsonl, result
+
+
+def _csv_row(line_number: int, header: list[str], cells: list[str], result: ValidatedDataset) -> dict[str, Any] | None:
+    """One CSV row as the object a JSONL line would hold; None (with the error noted) when it cannot be one."""
+    if len(cells) != len(header):
+        result.add_error(line_number, None, f"{len(cells)} cells where the header row has {len(header)} columns")
+        return None
+    row: dict[str, Any] = dict(zip(header, cells, strict=True))
+    if "messages" in row:
+        try:
+            row["messages"] = json.loads(row["messages"])
+        except json.JSONDecodeError as exc:
+            result.add_error(line_number, "messages",
+                             f"the cell must hold the messages as JSON: {exc.msg} (character {exc.pos + 1})")
+            return None
+    return row
 
 
 def _nonblank_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -256,10 +321,14 @@ def create_dataset(
     project_id: int,
     actor: Actor = SYSTEM,
 ) -> Dataset:
-    """Validate an upload and store it; `name` defaults to the file name's stem. Flushes, never commits."""
+    """Validate an upload and store it; `name` defaults to the file name's stem. A file named *.csv is CSV, stored as
+    the JSONL it converts to (which training reads); any other is JSONL. Flushes, never commits."""
     if len(data) > settings.upload_max_bytes:
         raise upload_too_large(settings)
-    validated = validate_jsonl(data, declared_format)
+    if (filename or "").lower().endswith(CSV_SUFFIX):
+        data, validated = validate_csv(data, declared_format)
+    else:
+        validated = validate_jsonl(data, declared_format)
     if not validated.is_valid:
         raise AppError(
             "DATASET_INVALID",
@@ -431,9 +500,10 @@ def dataset_file(settings: Settings, dataset: Dataset) -> Path:
 
 
 def preview_dataset(
-    settings: Settings, dataset: Dataset, model_path: Path | None, limit: int, max_length: int | None = None
+    settings: Settings, dataset: Dataset, model_path: Path | None, limit: int, max_length: int | None = None,
+    offset: int = 0,
 ) -> DatasetPreviewPublic:
-    """The first `limit` rows as the model sees them, and length statistics over the whole dataset.
+    """`limit` rows from the `offset`-th (0-based) as the model sees them, and length statistics over the whole dataset.
 
     With a model, rows go through its tokenizer (and chat template, as the SFT objective does) and the token
     statistics cover every row; without one, only the character statistics stored at upload are given."""
@@ -446,7 +516,7 @@ def preview_dataset(
             f"model: {model_path} has no chat template, which {fmt.value} datasets are trained through",
             {"field": "model"},
         )
-    rows = [_render(line_number, row, tokenizer) for line_number, row in islice(_read_rows(path, fmt), limit)]
+    rows = [_render(line_number, row, tokenizer) for line_number, row in islice(_read_rows(path, fmt), offset, offset + limit)]
     token_stats = truncation = None
     if model_path is not None:
         lengths = _token_lengths(path, fmt, model_path)
@@ -467,6 +537,8 @@ def preview_dataset(
         format=fmt,
         model=str(model_path) if model_path is not None else None,
         rows=rows,
+        offset=offset,
+        total_rows=dataset.row_count,
         char_stats=LengthStats.model_validate(chars) if chars else None,
         token_stats=token_stats,
         truncation=truncation,

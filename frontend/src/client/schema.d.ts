@@ -980,10 +980,20 @@ export interface components {
              * @description The model whose tokenizer rendered the rows, if one was given
              */
             model?: string | null;
+            /**
+             * Offset
+             * @description Rows of the dataset before the first one here
+             */
+            offset: number;
             /** Rows */
             rows: components["schemas"]["RenderedRow"][];
             /** @description Over the whole dataset; only with a model */
             token_stats?: components["schemas"]["LengthStats"] | null;
+            /**
+             * Total Rows
+             * @description Rows of the whole dataset: page on while offset + len(rows) is below it
+             */
+            total_rows: number;
             /** @description Only with a model and a max_length */
             truncation?: components["schemas"]["TruncationPublic"] | null;
         };
@@ -996,7 +1006,7 @@ export interface components {
             bundled: boolean;
             /**
              * Content Hash
-             * @description SHA-256 of the uploaded bytes
+             * @description SHA-256 of the stored JSONL: the uploaded bytes (a CSV upload is stored as the JSONL it converts to)
              */
             content_hash: string;
             /**
@@ -1034,7 +1044,7 @@ export interface components {
         DatasetUpload: {
             /**
              * File
-             * @description JSONL, one row per line
+             * @description JSONL, one row per line; or CSV (a file named *.csv) with a header row naming the fields, a chat row's messages as JSON in one cell
              */
             file: string;
             /** @description Detected from the first row when omitted */
@@ -2958,6 +2968,8 @@ export interface operations {
                 model?: string | null;
                 /** @description Rows to render */
                 limit?: number;
+                /** @description Rows to skip before the first one rendered */
+                offset?: number;
                 /** @description Count the rows longer than this many tokens */
                 max_length?: number | null;
             };

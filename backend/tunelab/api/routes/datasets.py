@@ -1,4 +1,4 @@
-"""Datasets: upload (JSONL, validated row by row), list, read, preview as a model sees it."""
+"""Datasets: upload (JSONL or CSV, validated row by row), list, read, preview as a model sees it, page by page."""
 
 from collections.abc import AsyncGenerator
 from typing import Annotated
@@ -138,7 +138,8 @@ def read_dataset_preview(
         str | None, Query(description="Model name (GET /models) or local path whose tokenizer renders the rows")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Rows to render")] = 20,
+    offset: Annotated[int, Query(ge=0, description="Rows to skip before the first one rendered")] = 0,
     max_length: Annotated[int | None, Query(ge=1, description="Count the rows longer than this many tokens")] = None,
 ) -> DatasetPreviewPublic:
     model_path = resolve_model_path(settings, model) if model else None
-    return datasets_service.preview_dataset(settings, dataset, model_path, limit, max_length)
+    return datasets_service.preview_dataset(settings, dataset, model_path, limit, max_length, offset)
