@@ -7,6 +7,7 @@ import "uplot/dist/uPlot.min.css";
 import { formatNumber } from "../../lib/format";
 import { countPoints, ema, type XAxisKind } from "../../lib/series";
 import { formatAxisX, formatAxisY, withAlpha } from "./format";
+import { AXIS_FONT, readValues, showsMarkers, yAxisSize, yRange, type ReadoutColumns } from "./plot";
 
 export type ChartSeries = {
   label: string;
@@ -34,9 +35,8 @@ export type LineChartProps = {
 
 type Prepared = {
   data: uPlot.AlignedData;
-  /** Index in `data` of each input series' line the read-out shows (smoothed when smoothing). */
-  shown: number[];
-  raw: number[];
+  /** Where in `data` each input series' logged values (and EMA, when smoothing) are. */
+  columns: ReadoutColumns[];
   points: number;
 };
 
@@ -47,42 +47,39 @@ function positive(values: readonly (number | null)[] | null | undefined): (numbe
 
 function prepare(x: readonly number[], series: readonly ChartSeries[], smoothing: number, logY: boolean): Prepared {
   const columns: (number | null)[][] = [];
-  const shown: number[] = [];
-  const raw: number[] = [];
+  const readout: ReadoutColumns[] = [];
   const bands: (number | null)[][] = [];
   let points = 0;
   for (const s of series) {
     const values = logY ? positive(s.values)! : (s.values as (number | null)[]);
     points += countPoints(values);
     columns.push(values);
-    raw.push(columns.length);
+    const raw = columns.length;
     if (smoothing > 0) columns.push(ema(values, smoothing));
-    shown.push(columns.length);
+    readout.push({ raw, smoothed: smoothing > 0 ? columns.length : null });
     if (s.min && s.max) {
       bands.push((logY ? positive(s.max) : (s.max as (number | null)[]))!);
       bands.push((logY ? positive(s.min) : (s.min as (number | null)[]))!);
     }
   }
-  return { data: [x as number[], ...columns, ...bands] as uPlot.AlignedData, shown, raw, points };
+  return { data: [x as number[], ...columns, ...bands] as uPlot.AlignedData, columns: readout, points };
 }
 
-function nearestValue(values: ArrayLike<number | null | undefined>, idx: number): number | null {
-  for (let d = 0; d < 200; d++) {
-    const before = values[idx - d];
-    if (before !== null && before !== undefined) return before;
-    const after = values[idx + d];
-    if (after !== null && after !== undefined) return after;
-  }
-  return null;
+let measureContext: CanvasRenderingContext2D | null = null;
+
+/** The width in CSS pixels of a tick label drawn in the axis font. */
+function measureAxisLabel(text: string): number {
+  measureContext ??= document.createElement("canvas").getContext("2d");
+  if (!measureContext) return text.length * 7;
+  measureContext.font = AXIS_FONT;
+  return measureContext.measureText(text).width;
 }
 
-function lastValue(values: ArrayLike<number | null | undefined>): number | null {
-  for (let i = values.length - 1; i >= 0; i--) {
-    const v = values[i];
-    if (v !== null && v !== undefined) return v;
-  }
-  return null;
-}
+/** Markers for a series of one or a few points (a line needs two). */
+const sparsePoints: uPlot.Series.Points = {
+  show: (u, seriesIdx) => showsMarkers(u.data[seriesIdx] as ArrayLike<number | null>),
+  size: 7,
+};
 
 export function LineChart({
   chartKey,
@@ -98,6 +95,7 @@ export function LineChart({
   const plotRef = useRef<HTMLDivElement>(null);
   const xReadRef = useRef<HTMLSpanElement>(null);
   const valueRefs = useRef<(HTMLSpanElement | null)[]>([]);
+  const smoothedRefs = useRef<(HTMLSpanElement | null)[]>([]);
   const uplotRef = useRef<uPlot | null>(null);
   const zoomedRef = useRef(false);
   const onDrawRef = useRef(onDraw);
@@ -117,6 +115,10 @@ export function LineChart({
     const root = rootRef.current;
     if (!host || !root) return;
     const current = preparedRef.current;
+    // This plot's own columns: a later render's may not match the data it holds, and uPlot can still fire a hook
+    // after destroy (its first draw is committed in a microtask), which read columns it did not have.
+    const columns = current.columns;
+    let destroyed = false;
     const smoothed = smooth > 0;
     const uSeries: uPlot.Series[] = [{ label: xKind }];
     for (const s of series) {
@@ -125,9 +127,11 @@ export function LineChart({
         stroke: smoothed ? withAlpha(s.color, 0.28) : s.color,
         width: smoothed ? 1 : 1.5,
         spanGaps: true,
-        points: { show: false },
+        points: smoothed ? { show: false } : { ...sparsePoints, fill: s.color },
       });
-      if (smoothed) uSeries.push({ label: `${s.label} (smoothed)`, stroke: s.color, width: 1.75, spanGaps: true, points: { show: false } });
+      if (smoothed) {
+        uSeries.push({ label: `${s.label} (smoothed)`, stroke: s.color, width: 1.75, spanGaps: true, points: { ...sparsePoints, fill: s.color } });
+      }
     }
     const bands: uPlot.Band[] = [];
     for (const s of series) {
@@ -137,7 +141,7 @@ export function LineChart({
       uSeries.push({ label: `${s.label} min`, stroke: "transparent", width: 0, spanGaps: true, points: { show: false } });
       bands.push({ series: [maxIdx, maxIdx + 1], fill: withAlpha(s.color, 0.12) });
     }
-    const axisStyle = { stroke: "#5f6b7a", grid: { stroke: "#eef1f5", width: 1 }, ticks: { stroke: "#dde2e8", width: 1 }, font: "11px system-ui" };
+    const axisStyle = { stroke: "#5f6b7a", grid: { stroke: "#eef1f5", width: 1 }, ticks: { stroke: "#dde2e8", width: 1 }, font: AXIS_FONT };
     const opts: uPlot.Options = {
       width: Math.max(200, host.clientWidth),
       height,
@@ -145,21 +149,30 @@ export function LineChart({
       bands,
       legend: { show: false },
       cursor: { drag: { x: true, y: false }, points: { size: 6 } },
-      scales: { x: { time: false }, y: logY ? { distr: 3, log: 10 } : {} },
+      scales: { x: { time: false }, y: logY ? { distr: 3, log: 10 } : { range: (_u, min, max) => yRange(min, max) } },
       axes: [
         { ...axisStyle, values: (_u, splits) => splits.map((v) => (v === null ? "" : formatAxisX(v, xKind))) },
-        { ...axisStyle, size: 56, values: (_u, splits) => splits.map((v) => formatAxisY(v)) },
+        {
+          ...axisStyle,
+          size: (_u, labels) => yAxisSize(labels, measureAxisLabel),
+          values: (_u, splits) => splits.map((v) => formatAxisY(v)),
+        },
       ],
       hooks: {
         draw: [
           (u) => {
+            if (destroyed) return;
             const points = preparedRef.current.points;
             root.dataset.points = String(points);
             root.dataset.series = String(series.length);
             onDrawRef.current?.(u, points);
           },
         ],
-        setCursor: [(u) => updateReadout(u, u.cursor.idx ?? null)],
+        setCursor: [
+          (u) => {
+            if (!destroyed) updateReadout(u, columns, u.cursor.idx ?? null);
+          },
+        ],
         setSelect: [
           (u) => {
             if (u.select.width > 0) zoomedRef.current = true;
@@ -169,7 +182,7 @@ export function LineChart({
     };
     const plot = new uPlot(opts, current.data, host);
     uplotRef.current = plot;
-    updateReadout(plot, null);
+    updateReadout(plot, columns, null);
     const resetZoom = () => {
       zoomedRef.current = false;
     };
@@ -180,6 +193,7 @@ export function LineChart({
     });
     resize.observe(host);
     return () => {
+      destroyed = true;
       resize.disconnect();
       plot.over.removeEventListener("dblclick", resetZoom);
       plot.destroy();
@@ -194,21 +208,19 @@ export function LineChart({
     const plot = uplotRef.current;
     if (!plot || plot.data === prepared.data) return;
     plot.setData(prepared.data, !zoomedRef.current);
-    updateReadout(plot, plot.cursor.idx ?? null);
+    updateReadout(plot, prepared.columns, plot.cursor.idx ?? null);
   }, [prepared]);
 
-  function updateReadout(plot: uPlot, idx: number | null) {
-    const { shown } = preparedRef.current;
+  function updateReadout(plot: uPlot, columns: readonly ReadoutColumns[], idx: number | null) {
     const data = plot.data;
     if (xReadRef.current) {
       xReadRef.current.textContent = idx === null ? "latest" : `${xKind === "step" ? "step " : ""}${formatAxisX(data[0][idx], xKind)}`;
     }
-    shown.forEach((col, i) => {
-      const el = valueRefs.current[i];
-      if (!el) return;
-      const values = data[col] as ArrayLike<number | null>;
-      const v = idx === null ? lastValue(values) : nearestValue(values, idx);
-      el.textContent = formatNumber(v, 4);
+    readValues(data as ArrayLike<number | null>[], columns, idx).forEach(({ raw, smoothed }, i) => {
+      const rawEl = valueRefs.current[i];
+      if (rawEl) rawEl.textContent = formatNumber(raw, 4);
+      const smoothedEl = smoothedRefs.current[i];
+      if (smoothedEl) smoothedEl.textContent = smoothed === null ? "" : `smoothed ${formatNumber(smoothed, 4)}`;
     });
   }
 
@@ -231,10 +243,20 @@ export function LineChart({
             <span className="chart-legend-label">{s.label}</span>
             <span
               className="chart-legend-value"
+              data-testid="legend-value"
               ref={(el) => {
                 valueRefs.current[i] = el;
               }}
             />
+            {smooth > 0 && (
+              <span
+                className="chart-legend-smoothed"
+                data-testid="legend-smoothed"
+                ref={(el) => {
+                  smoothedRefs.current[i] = el;
+                }}
+              />
+            )}
           </span>
         ))}
       </div>
