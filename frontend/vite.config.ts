@@ -6,5 +6,6 @@ export default defineConfig({
   plugins: [react()],
   server: { proxy: { "/api": "http://127.0.0.1:8000" } },
   build: { outDir: "dist", sourcemap: true },
-  test: { environment: "node", include: ["src/**/*.test.ts"] },
+  // css.include: the stylesheet reaches tests as text (progress-contrast.test.ts checks its colours).
+  test: { environment: "node", include: ["src/**/*.test.ts"], css: { include: [/styles\.css/] } },
 });

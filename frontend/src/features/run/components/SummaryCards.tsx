@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 
 import type { Run } from "../../../api/client";
 import { formatBytes, formatCount, formatDuration, formatNumber, formatPercent, runDuration } from "../../../lib/format";
+import { evalLossLabel } from "../summary";
 
 function Stat({ label, value, metric, title }: { label: string; value: ReactNode; metric: string; title?: string }) {
   return (
@@ -36,7 +37,7 @@ export function SummaryCards({ run, liveTokensPerSecond = null }: { run: Run; li
       />
       <Stat label="Tokens / s" metric="tokens_per_second" value={formatNumber(run.tokens_per_second ?? liveTokensPerSecond, 4)} />
       <Stat label="Wall time" metric="wall_time_s" value={formatDuration(wall)} />
-      <Stat label="Final eval loss" metric="final_eval_loss" value={formatNumber(run.final_eval_loss)} />
+      <Stat label={evalLossLabel(run.status)} metric="final_eval_loss" value={formatNumber(run.final_eval_loss)} />
       <Stat label="Best eval loss" metric="best_eval_loss" value={formatNumber(run.best_eval_loss)} />
       {run.best_eval_perplexity !== null && run.best_eval_perplexity !== undefined && (
         <Stat label="Perplexity" metric="perplexity" title="exp(best eval loss)" value={formatNumber(run.best_eval_perplexity)} />
