@@ -39,7 +39,7 @@ export function DatasetsPage() {
           <DatasetsTable datasets={datasets.data.data} selectedId={selectedId} onSelect={select} />
         )}
       </Card>
-      {selected && <DatasetPreview dataset={selected} models={models.data?.data ?? []} />}
+      {selected && <DatasetPreview key={selected.id} dataset={selected} models={models.data?.data ?? []} />}
       {datasets.data && !selected && datasets.data.data.length > 0 && <p className="help">Choose a dataset to preview its rows and lengths.</p>}
     </>
   );

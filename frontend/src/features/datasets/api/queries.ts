@@ -1,5 +1,5 @@
 // queryOptions factories for datasets: every dataset (all pages) for lists and pickers, and row previews.
-import { queryOptions } from "@tanstack/react-query";
+import { keepPreviousData, queryOptions } from "@tanstack/react-query";
 
 import { api, unwrap } from "../../../api/client";
 import type { Dataset } from "../../../api/client";
@@ -10,8 +10,8 @@ const PAGE_LIMIT = 100; // the server's maximum page size
 export const datasetKeys = {
   all: ["datasets"] as const,
   everything: (projectId: number | undefined) => ["datasets", "all", projectId ?? null] as const,
-  preview: (datasetId: number, model: string | null, maxLength: number | null) =>
-    ["datasets", "preview", datasetId, model, maxLength] as const,
+  preview: (datasetId: number, model: string | null, maxLength: number | null, offset: number) =>
+    ["datasets", "preview", datasetId, model, maxLength, offset] as const,
 };
 
 /**
@@ -34,21 +34,26 @@ export function allDatasetsQueryOptions(projectId: number | undefined) {
   });
 }
 
-/** The first rows and length statistics; with a model and a max length, also what that max length cuts. */
-export function datasetPreviewQueryOptions(datasetId: number, model?: string, maxLength?: number) {
+/**
+ * PREVIEW_ROWS rows from the offset-th and length statistics; with a model and a max length, also what that max
+ * length cuts.
+ */
+export function datasetPreviewQueryOptions(datasetId: number, model?: string, maxLength?: number, offset = 0) {
   return queryOptions({
-    queryKey: datasetKeys.preview(datasetId, model ?? null, maxLength ?? null),
+    queryKey: datasetKeys.preview(datasetId, model ?? null, maxLength ?? null, offset),
     queryFn: async ({ signal }) =>
       unwrap(
         await api.GET("/api/v1/datasets/{dataset_id}/preview", {
           params: {
             path: { dataset_id: datasetId },
-            query: { model: model ?? null, limit: PREVIEW_ROWS, max_length: model ? (maxLength ?? null) : null },
+            query: { model: model ?? null, limit: PREVIEW_ROWS, offset, max_length: model ? (maxLength ?? null) : null },
           },
           signal,
         }),
       ),
     // A dataset never changes after upload; only the tokenizer asked for does.
     staleTime: Infinity,
+    // The page shown stays while the next one loads, so the pager does not jump.
+    placeholderData: keepPreviousData,
   });
 }

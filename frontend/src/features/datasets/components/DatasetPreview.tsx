@@ -1,4 +1,4 @@
-// A dataset's first rows as the model sees them, and its length statistics in characters and, with a model, tokens
+// A dataset's rows as the model sees them, page by page, and its length statistics in characters and, with a model, tokens
 // (with how many rows and tokens a max length cuts).
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
@@ -6,7 +6,8 @@ import { useState } from "react";
 import type { Dataset, Schemas } from "../../../api/client";
 import { Card, ErrorBox, Loading } from "../../../components/ui/ui";
 import { formatNumber } from "../../../lib/format";
-import { datasetPreviewQueryOptions } from "../api/queries";
+import { PREVIEW_ROWS, datasetPreviewQueryOptions } from "../api/queries";
+import { previewPage } from "../api/previewPaging";
 import { describeTruncation } from "../api/truncation";
 
 type Props = { dataset: Dataset; models: Schemas["ModelPublic"][] };
@@ -17,9 +18,11 @@ const DEFAULT_MAX_LENGTH = 256;
 export function DatasetPreview({ dataset, models }: Props) {
   const [model, setModel] = useState("");
   const [maxLength, setMaxLength] = useState(DEFAULT_MAX_LENGTH);
+  const [offset, setOffset] = useState(0);
   const validMaxLength = Number.isInteger(maxLength) && maxLength > 0 ? maxLength : undefined;
-  const preview = useQuery(datasetPreviewQueryOptions(dataset.id, model || undefined, validMaxLength));
+  const preview = useQuery(datasetPreviewQueryOptions(dataset.id, model || undefined, validMaxLength, offset));
   const data = preview.data;
+  const page = data ? previewPage(data.offset, data.rows.length, data.total_rows, PREVIEW_ROWS) : null;
 
   return (
     <Card
@@ -69,9 +72,19 @@ export function DatasetPreview({ dataset, models }: Props) {
             )}
           </div>
           {data.truncation && <TruncationNote truncation={data.truncation} />}
-          <h3>
-            First {data.rows.length} of {dataset.row_count} rows
-          </h3>
+          {page && (
+            <div className="preview-pager">
+              <h3 aria-live="polite">{page.label}</h3>
+              <button type="button" className="small" disabled={page.previousOffset === null || preview.isPlaceholderData}
+                onClick={() => page.previousOffset !== null && setOffset(page.previousOffset)}>
+                Previous
+              </button>
+              <button type="button" className="small" disabled={page.nextOffset === null || preview.isPlaceholderData}
+                onClick={() => page.nextOffset !== null && setOffset(page.nextOffset)}>
+                Next
+              </button>
+            </div>
+          )}
           <ol className="preview-rows">
             {data.rows.map((row) => (
               <PreviewRow key={row.line} row={row} />

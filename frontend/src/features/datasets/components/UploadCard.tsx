@@ -68,8 +68,9 @@ export function UploadCard({ projectId, onUploaded }: { projectId: number | unde
         onDrop={onDrop}
       >
         <p>
-          Drop a JSONL file here (one row per line: <code>text</code>, <code>instruction</code>/<code>output</code>,{" "}
-          <code>messages</code> or <code>prompt</code>/<code>chosen</code>/<code>rejected</code>), or choose one:
+          Drop a JSONL file (one row per line: <code>text</code>, <code>instruction</code>/<code>output</code>,{" "}
+          <code>messages</code> or <code>prompt</code>/<code>chosen</code>/<code>rejected</code>) or a CSV file (a
+          header row naming those fields; <code>messages</code> as JSON in its cell) here, or choose one:
         </p>
         <input
           id="dataset-file"
