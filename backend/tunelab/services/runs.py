@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
-from tunelab.db.models import Dataset, MetricSummary, Run, RunStatus
+from tunelab.db.models import Dataset, Metric, MetricSummary, Run, RunStatus
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import (
     RunClone,
@@ -359,16 +359,37 @@ def queue_position(session: Session, run: Run) -> int | None:
     return (ahead or 0) + 1
 
 
-def progress_of(run: Run) -> RunProgress:
+def progress_of(run: Run, first_logged: tuple[int, float] | None = None) -> RunProgress:
+    """`first_logged`: the step and wall time of this attempt's first logged training loss. The ETA runs from there,
+    not from the start: loading the model and the first steps' warm-up would otherwise count as step time (hours of
+    ETA at step 1). Before a second point there is no rate to tell, so no ETA."""
     total = run.total_steps
     percent = 100.0 * run.current_step / total if total else None
     eta = None
-    steps_this_attempt = run.current_step - (run.start_step or 0)
-    if run.status == RunStatus.running and run.started_at and total and steps_this_attempt > 0:
-        reference = run.progress_at or utcnow()
-        elapsed = (reference - run.started_at).total_seconds()
-        eta = max(0.0, elapsed / steps_this_attempt * (total - run.current_step))
+    if run.status == RunStatus.running and total and first_logged is not None and run.progress_at is not None:
+        first_step, first_wall_time = first_logged
+        steps_since = run.current_step - first_step
+        if steps_since > 0:
+            elapsed = run.progress_at.timestamp() - first_wall_time
+            eta = max(0.0, elapsed / steps_since * (total - run.current_step))
     return RunProgress(current_step=run.current_step, total_steps=total, percent=percent, eta_seconds=eta)
+
+
+def _first_logged_steps(session: Session, runs: list[Run]) -> dict[int, tuple[int, float]]:
+    """Per running run, the step and wall time of the first training loss of its current attempt (by the metric
+    table's primary key: one index probe per running run)."""
+    found = {}
+    for run in runs:
+        if run.status != RunStatus.running:
+            continue
+        row = session.execute(
+            select(Metric.step, Metric.wall_time)
+            .where(Metric.run_id == run.id, Metric.key == "train/loss", Metric.step > (run.start_step or 0))
+            .order_by(Metric.step).limit(1)
+        ).first()
+        if row is not None:
+            found[run.id] = (row.step, row.wall_time)
+    return found
 
 
 def _latest_train_losses(session: Session, run_ids: list[int]) -> dict[int, float]:
@@ -384,11 +405,12 @@ def _latest_train_losses(session: Session, run_ids: list[int]) -> dict[int, floa
 
 def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
     losses = _latest_train_losses(session, [r.id for r in runs])
+    first_logged = _first_logged_steps(session, runs)
     public = []
     for run in runs:
         item = RunPublic.model_validate(
             {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "trainable_percent": run.trainable_percent,
-             "progress": progress_of(run), "queue_position": queue_position(session, run),
+             "progress": progress_of(run, first_logged.get(run.id)), "queue_position": queue_position(session, run),
              "latest_train_loss": losses.get(run.id), **summary_details_of(run)}
         )
         public.append(item)
