@@ -77,7 +77,8 @@ class RenderedRow(BaseModel):
     """One row as the model sees it. Instruction and preference rows have a prompt and a completion (preference
     also the rejected completion); text rows and templated chat rows are one text."""
 
-    line: int = Field(description="1-based line number in the uploaded file")
+    line: int = Field(description="1-based line number in the stored JSONL: the uploaded file's line for a JSONL "
+                      "upload, the row's number for a CSV one")
     raw: dict[str, Any]
     prompt: str | None = None
     completion: str | None = None

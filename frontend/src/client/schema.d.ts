@@ -1647,7 +1647,7 @@ export interface components {
             completion?: string | null;
             /**
              * Line
-             * @description 1-based line number in the uploaded file
+             * @description 1-based line number in the stored JSONL: the uploaded file's line for a JSONL upload, the row's number for a CSV one
              */
             line: number;
             /** Prompt */
