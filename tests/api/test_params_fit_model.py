@@ -4,6 +4,7 @@ worker once the run leaves the queue: target modules must be layers of the model
 import pytest
 
 from tests.api.teams_helpers import API
+from tunelab.training.registry import resolve_params
 
 TINY = "tunelab-tiny"
 TINY_LAYERS = ["down_proj", "embed_tokens", "gate_proj", "k_proj", "lm_head", "o_proj", "q_proj", "up_proj", "v_proj"]
@@ -27,6 +28,7 @@ def test_a_target_module_the_model_lacks_is_refused_with_the_layers_it_has(clien
     "all-linear",
     ["q_proj", "v_proj"],
     ["self_attn.q_proj"],  # PEFT matches a name by the end of the layer's dotted name
+    "v_proj",  # one name, as the launch form sends it
     r".*\.mlp\.(up|down)_proj",  # a single string is a regular expression over the whole name
 ])
 def test_target_modules_the_model_has_are_accepted(client, target_modules):
@@ -34,6 +36,14 @@ def test_target_modules_the_model_has_are_accepted(client, target_modules):
                                                      "params": {"target_modules": target_modules}})
 
     assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("method", ["lora", "dora"])
+def test_one_target_module_name_given_as_a_string_means_that_layer(method):
+    # As PEFT reads a string (a regular expression over the whole dotted name), "q_proj" would match no layer.
+    assert resolve_params(method, {"target_modules": "q_proj"})["target_modules"] == ["q_proj"]
+    assert resolve_params(method, {"target_modules": "all-linear"})["target_modules"] == "all-linear"
+    assert resolve_params(method, {"target_modules": r".*\.q_proj"})["target_modules"] == r".*\.q_proj"
 
 
 def test_a_target_module_regex_matching_no_layer_is_refused(client):

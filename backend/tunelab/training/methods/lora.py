@@ -1,14 +1,18 @@
 """LoRA: a trainable low-rank update B·A beside chosen frozen linear layers."""
 
+import re
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
     from peft import LoraConfig
+
+
+PLAIN_NAME = re.compile(r"[\w.]+")  # a module name, or a dotted path to one
 
 
 class LoraParams(TrainingParams):
@@ -24,6 +28,16 @@ class LoraParams(TrainingParams):
         description='Module names to adapt (e.g. ["q_proj", "v_proj"]), or "all-linear" for every linear layer '
         "except the output head",
     )
+
+    @field_validator("target_modules")
+    @classmethod
+    def _one_name_is_a_list_of_it(cls, value: list[str] | str) -> list[str] | str:
+        # PEFT reads a single string as a regular expression the layer's whole dotted name must match, so "q_proj"
+        # alone (what the launch form sends for one name) matches no layer and the run fails at load. As a list it
+        # matches every layer of that name, and still any a regex of name characters and dots would have matched.
+        if isinstance(value, str) and value != "all-linear" and PLAIN_NAME.fullmatch(value):
+            return [value]
+        return value
 
 
 def lora_config(params: LoraParams, use_dora: bool = False) -> "LoraConfig":
