@@ -46,9 +46,10 @@ def test_one_target_module_name_given_as_a_string_means_that_layer(method):
     assert resolve_params(method, {"target_modules": r".*\.q_proj"})["target_modules"] == r".*\.q_proj"
 
 
-def test_a_target_module_regex_matching_no_layer_is_refused(client):
+@pytest.mark.parametrize("pattern", [r".*\.attention\.dense", "(q|k"])  # matching no layer; not a regex at all
+def test_a_target_module_regex_matching_no_layer_is_refused(client, pattern):
     response = client.post(f"{API}/estimates", json={"model": TINY, "method": "lora",
-                                                     "params": {"target_modules": r".*\.attention\.dense"}})
+                                                     "params": {"target_modules": pattern}})
 
     assert response.status_code == 422
     assert response.json()["error"]["details"][0]["field"] == "params.target_modules"

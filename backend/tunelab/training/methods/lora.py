@@ -31,12 +31,18 @@ class LoraParams(TrainingParams):
 
     @field_validator("target_modules")
     @classmethod
-    def _one_name_is_a_list_of_it(cls, value: list[str] | str) -> list[str] | str:
+    def _one_name_is_a_list_of_it_and_a_pattern_compiles(cls, value: list[str] | str) -> list[str] | str:
         # PEFT reads a single string as a regular expression the layer's whole dotted name must match, so "q_proj"
         # alone (what the launch form sends for one name) matches no layer and the run fails at load. As a list it
         # matches every layer of that name, and still any a regex of name characters and dots would have matched.
-        if isinstance(value, str) and value != "all-linear" and PLAIN_NAME.fullmatch(value):
-            return [value]
+        if isinstance(value, str) and value != "all-linear":
+            if PLAIN_NAME.fullmatch(value):
+                return [value]
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"a single string is a regular expression over the layers' names, and this one is "
+                                 f"not valid: {exc}") from None
         return value
 
 
