@@ -3,7 +3,7 @@ seconds, and the share dialog stops offering a revoked link."""
 
 import pytest
 
-from tests.e2e.conftest import close_page, open_page
+from tests.e2e.conftest import close_page, open_page, wait_for_points
 from tests.worker.conftest import launch, wait_finished
 
 # The README promises an open shared page stops within two seconds; a poll a little past that absorbs a busy machine.
@@ -41,6 +41,24 @@ def test_an_open_shared_page_of_a_finished_run_notices_the_revoke(browser, api_s
     finally:
         stranger.errors.clear()  # the refused requests after the revoke are the point, not page faults
         close_page(stranger, "shared-revoked")
+
+
+def test_an_open_shared_page_of_a_running_run_notices_the_revoke(browser, api_server, api, worker, sample_dataset):
+    # Long enough to be still training when revoked; canceled once the point is made.
+    run = launch(api, "lora", sample_dataset["id"], max_steps=2_000, eval_steps=1_000)
+    share = api.post("/shares", json={"run_ids": [run["id"]]}).json()
+    stranger = open_page(browser, api_server)
+    try:
+        stranger.goto(share["url"])
+        wait_for_points(stranger, "train/loss", lambda n: n > 0, "the shared run's first points")
+        assert api.get(f"/runs/{run['id']}").json()["status"] == "running"
+        assert api.delete(f"/shares/{share['id']}").status_code == 200
+        message = stranger.wait_for_selector('[data-testid="share-unavailable"]', timeout=REVOKE_NOTICED_MS)
+        assert "link revoked" in message.text_content().lower()
+    finally:
+        api.post(f"/runs/{run['id']}/cancel")
+        stranger.errors.clear()
+        close_page(stranger, "shared-running-revoked")
 
 
 def test_the_share_dialog_stops_offering_a_link_revoked_in_it(page, finished_run):
