@@ -71,3 +71,11 @@ def test_the_share_dialog_stops_offering_a_link_revoked_in_it(page, finished_run
     page.wait_for_selector('[data-testid="share-created"][data-state="revoked"]')
     assert page.locator('[data-testid="share-dialog"] [data-testid="copy-share-url"]').count() == 0
     assert page.locator('[data-testid="share-dialog"] [data-testid="share-url"]').count() == 0
+
+
+def test_an_invitation_to_a_malformed_email_says_what_an_address_looks_like(page):
+    page.goto("/settings/project")
+    page.fill('[name="invite_email"]', "nobody")
+    page.click('button:has-text("Create invitation")')
+    error = page.wait_for_selector('[data-testid="field-error-invite_email"]').text_content()
+    assert "enter an email address like name@example.com" in error and "pattern" not in error
