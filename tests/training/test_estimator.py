@@ -49,3 +49,24 @@ def test_estimate_is_within_15_percent_of_the_cuda_peak(train, smollm2_dir, tmp_
     total = estimate["per_device_bytes"][0]
     print(f"{method}: estimate {total / 2**20:.1f} MiB, CUDA peak {result.summary['cuda_peak_memory_bytes'] / 2**20:.1f} MiB")
     assert total == pytest.approx(result.summary["cuda_peak_memory_bytes"], rel=0.15)
+
+
+def test_the_first_estimates_of_a_fresh_process_may_come_from_many_threads(assets):
+    """The API validates launches and estimates in a thread pool: the first ones race to import transformers,
+    whose lazy module raised "cannot import name 'AutoConfig'" to all but one of them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from concurrent.futures import ThreadPoolExecutor\n"
+        "from tunelab.training.estimator import read_model_config\n"
+        "from tunelab.training.model_fit import model_layers\n"
+        "with ThreadPoolExecutor(8) as pool:\n"
+        "    types = set(pool.map(lambda i: read_model_config(sys.argv[1]).model_type if i % 2 else "
+        "model_layers(sys.argv[1]).names[0], range(8)))\n"
+        "print(sorted(types))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(assets.tiny_model)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "llama" in done.stdout

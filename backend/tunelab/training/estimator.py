@@ -19,6 +19,7 @@ log-probabilities and their gradient. Data parallel with ZeRO stage 1/2/3 divide
 
 import functools
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -75,9 +76,25 @@ class MemoryEstimate(TypedDict):
     per_device_bytes: dict[int, int]  # ZeRO stage (0 = plain DDP) -> total on each device
 
 
+_IMPORT_LOCK = threading.Lock()
+
+
+@functools.cache
+def import_libraries() -> None:
+    """Import torch, transformers and PEFT once, one thread at a time: the API estimates and validates launches in
+    several threads, and transformers' lazy module raises ImportError ("cannot import name 'AutoConfig'") to a
+    thread that reaches it while another is still importing it."""
+    with _IMPORT_LOCK:
+        import peft  # noqa: F401
+        import torch  # noqa: F401
+        from transformers import AutoConfig, AutoModelForCausalLM  # noqa: F401
+        from transformers.pytorch_utils import Conv1D  # noqa: F401
+
+
 @functools.lru_cache(maxsize=32)
 def read_model_config(model_path: str) -> "PretrainedConfig":
     """The model's config, from config.json or, for a GGUF base, from the GGUF file's metadata (read once)."""
+    import_libraries()
     from transformers import AutoConfig
 
     gguf_path = find_gguf(model_path)
@@ -88,6 +105,7 @@ def read_model_config(model_path: str) -> "PretrainedConfig":
 
 def meta_model(model_path: str) -> "PreTrainedModel":
     """The model of `model_path` built on the meta device from its config: every module and shape, no weight read."""
+    import_libraries()
     import torch
     from transformers import AutoModelForCausalLM
 

@@ -5,7 +5,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from tunelab.training.estimator import meta_model, read_model_config
+from tunelab.training.estimator import import_libraries, meta_model, read_model_config
 
 ALL_LINEAR = "all-linear"  # PEFT's shorthand for every linear layer but the output head: fits any model
 
@@ -24,6 +24,7 @@ class ModelLayers:
 
 @functools.lru_cache(maxsize=32)
 def model_layers(model_path: str) -> ModelLayers:
+    import_libraries()
     import torch
     from transformers.pytorch_utils import Conv1D
 
