@@ -8,19 +8,12 @@ import uuid
 import pytest
 
 from tests.api.test_datasets_api import URL, jsonl, upload
-from tests.conftest import IN_CI
-from tests.training.test_smollm2 import SMOLLM2_DIR
+from tests.training.test_smollm2 import require_smollm2_gguf
 
 
 @pytest.fixture
 def smollm2_gguf():
-    ggufs = sorted(SMOLLM2_DIR.glob("*.gguf"))
-    if not ggufs:
-        message = f"no SmolLM2 GGUF in {SMOLLM2_DIR} (run `make models`)"
-        if IN_CI:
-            pytest.fail(message + "; `make test` fetches it")
-        pytest.skip(message)
-    return ggufs[0]
+    return require_smollm2_gguf()
 
 
 @pytest.mark.parametrize("with_hf_copy", [False, True], ids=["gguf-only", "with-hf-copy"])

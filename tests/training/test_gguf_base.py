@@ -9,20 +9,14 @@ import os
 
 import pytest
 
-from tests.conftest import IN_CI
 from tests.training.conftest import read_jsonl
-from tests.training.test_smollm2 import SMOLLM2_DIR
+from tests.training.test_smollm2 import require_smollm2_gguf
 
 
 @pytest.fixture
 def gguf_folder(tmp_path):
     """A folder of this test's own holding SmolLM2's GGUF (a hard link), so the Hugging Face copy is made here."""
-    ggufs = sorted(SMOLLM2_DIR.glob("*.gguf"))
-    if not ggufs:
-        message = f"no SmolLM2 GGUF in {SMOLLM2_DIR} (run `make models`)"
-        if IN_CI:
-            pytest.fail(message + "; `make test` fetches it")
-        pytest.skip(message)
+    ggufs = [require_smollm2_gguf()]
     folder = tmp_path / "smollm2"
     folder.mkdir()
     try:

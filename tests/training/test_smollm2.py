@@ -16,13 +16,20 @@ SMOLLM2_DIR = Path(os.environ.get("TUNELAB_SMOLLM2_DIR", REPO_ROOT / "var" / "mo
 
 
 
-@pytest.fixture
-def smollm2_dir() -> Path:
-    if not any(SMOLLM2_DIR.glob("*.gguf")):
+def require_smollm2_gguf() -> Path:
+    """SmolLM2's GGUF file; skips the test without it (fails in CI, where `make test` fetches it)."""
+    ggufs = sorted(SMOLLM2_DIR.glob("*.gguf"))
+    if not ggufs:
         message = f"no SmolLM2 GGUF in {SMOLLM2_DIR} (run `make models`)"
         if IN_CI:
             pytest.fail(message + "; `make test` fetches it")
         pytest.skip(message)
+    return ggufs[0]
+
+
+@pytest.fixture
+def smollm2_dir() -> Path:
+    require_smollm2_gguf()
     return SMOLLM2_DIR
 
 
