@@ -1,6 +1,8 @@
 """Run page and share links in Chromium: the page fits 800 px, an open shared page notices a revoke within
 seconds, and the share dialog stops offering a revoked link."""
 
+import uuid
+
 import pytest
 
 from tests.e2e.conftest import close_page, open_page, wait_for_points
@@ -17,7 +19,10 @@ def finished_run(api, worker, sample_dataset) -> dict:
     return api.get(f"/runs/{run['id']}").json()
 
 
-def test_run_page_fits_800_px_with_a_readable_config_table(page, finished_run):
+def test_run_page_fits_800_px_with_a_readable_config_table(page, api, finished_run):
+    # A team's project names can be long; the top bar's project switcher lists them all.
+    created = api.post("/projects", json={"name": f"a-project-with-a-long-name-for-the-switcher-{uuid.uuid4().hex}"})
+    assert created.status_code == 201, created.text
     page.set_viewport_size({"width": 800, "height": 900})
     page.goto(f"/runs/{finished_run['id']}")
     page.wait_for_selector('[data-testid="run-config"] [data-field="params.learning_rate"]')
