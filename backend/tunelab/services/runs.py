@@ -117,7 +117,8 @@ def resolve_training_choice(objective_name: str, method_name: str, raw_params: d
     if method.requires_cuda and queue == "cpu":
         raise AppError("VALIDATION_ERROR", f"method: {method.title} needs a CUDA GPU (bitsandbytes quantization); "
                        "choose lora on the cpu queue, or send the run to a GPU queue",
-                       [{"field": "method", "message": "needs a CUDA GPU"}])
+                       [{"field": "method",
+                         "message": f"{method.title} needs a CUDA GPU: choose LoRA here, or a GPU queue"}])
     try:
         params = registry.resolve_params(
             method.name, {**registry.model_defaults_for(objective, model_defaults or {}), **raw_params}, objective.name)
