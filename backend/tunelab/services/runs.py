@@ -4,7 +4,6 @@ worker and the reaper do to a run is in services.lifecycle; how it reaches a wor
 import base64
 import json
 import logging
-import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.queue import Broker
 from tunelab.services.workers import WorkerPresence
 from tunelab.training import model_fit, registry
+from tunelab.training.sink import perplexity
 
 log = logging.getLogger(__name__)
 RESUMABLE_STATUSES = frozenset({RunStatus.failed, RunStatus.canceled})
@@ -428,7 +428,7 @@ def summary_details_of(run: Run) -> dict[str, Any]:
     except KeyError:  # an external run's own objective name
         reports_perplexity = False
     if reports_perplexity and run.best_eval_loss is not None:
-        public["best_eval_perplexity"] = math.exp(min(run.best_eval_loss, 700.0))  # exp overflows past ~709
+        public["best_eval_perplexity"] = perplexity(run.best_eval_loss)
     if "model_state_bytes" in details or "process_peak_rss_bytes" in details:
         public["memory"] = RunMemoryPublic(
             model_state_bytes=details.get("model_state_bytes"), weights_bytes=details.get("model_state_weights_bytes"),

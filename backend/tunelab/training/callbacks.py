@@ -2,7 +2,6 @@
 
 import json
 import logging
-import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +11,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from tunelab.training.checkpoints import CHECKPOINT_EXTRAS, CHECKPOINT_PREFIX
 from tunelab.training.distributed import any_process, wait_for_every_process
-from tunelab.training.sink import RunSink
+from tunelab.training.sink import RunSink, perplexity
 
 logger = logging.getLogger("tunelab.training")
 
@@ -70,7 +69,7 @@ class SinkCallback(TrainerCallback):
             eval_loss = float(logs["eval_loss"])
             values["eval/loss"] = eval_loss
             if self.reports_perplexity:
-                values["eval/perplexity"] = math.exp(min(eval_loss, 700.0))  # exp overflows a float past ~709
+                values["eval/perplexity"] = perplexity(eval_loss)
             values.update({key: float(logs[name]) for name, key in self.eval_keys.items() if name in logs})
         if values:
             self.sink.log_metrics(state.global_step, values, time.time())

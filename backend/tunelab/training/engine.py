@@ -13,7 +13,6 @@ Artifacts under job.output_dir:
 
 import json
 import logging
-import math
 import random
 import shutil
 import tempfile
@@ -32,7 +31,7 @@ from tunelab.training.registry import (
     get_objective,
     params_model,
 )
-from tunelab.training.sink import RunSink, RunSummary, TrainingJob, TrainingResult
+from tunelab.training.sink import RunSink, RunSummary, TrainingJob, TrainingResult, perplexity
 from tunelab.training.truncation import count_truncation
 
 if TYPE_CHECKING:
@@ -353,5 +352,5 @@ def run_summary(model: "nn.Module", history: list[dict[str, Any]], tokens_per_se
         summary["final_eval_loss"] = eval_losses[-1]
         summary["best_eval_loss"] = min(eval_losses)
         if reports_perplexity:
-            summary["final_eval_perplexity"] = math.exp(min(eval_losses[-1], 700.0))
+            summary["final_eval_perplexity"] = perplexity(eval_losses[-1])
     return summary

@@ -1,6 +1,7 @@
 """What the engine reports to, and asks about cancellation. The service layer implements it (SQL + Redis);
 tests implement it with a list. The engine never knows which."""
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
@@ -28,6 +29,11 @@ class RunSummary(TypedDict, total=False):
     final_eval_loss: float
     best_eval_loss: float
     final_eval_perplexity: float
+
+
+def perplexity(loss: float) -> float:
+    """exp(loss) of a next-token loss, clamped where exp would overflow a float (past ~709)."""
+    return math.exp(min(loss, 700.0))
 
 
 class RunSink(Protocol):
