@@ -6,6 +6,21 @@ export default defineConfig({
   plugins: [react()],
   server: { proxy: { "/api": "http://127.0.0.1:8000" } },
   build: { outDir: "dist", sourcemap: true },
-  // css.include: the stylesheet reaches tests as text (progress-contrast.test.ts checks its colours).
-  test: { environment: "node", include: ["src/**/*.test.ts"], css: { include: [/styles\.css/] } },
+  test: {
+    // css.include: the stylesheet reaches tests as text (progress-contrast.test.ts checks its colours).
+    css: { include: [/styles\.css/] },
+    // Pure functions (*.test.ts) run in Node; components (*.test.tsx) render into jsdom with Testing Library.
+    projects: [
+      { extends: true, test: { name: "unit", environment: "node", include: ["src/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "components",
+          environment: "jsdom",
+          include: ["src/**/*.test.tsx"],
+          setupFiles: ["src/test/setup.ts"],
+        },
+      },
+    ],
+  },
 });
