@@ -50,6 +50,9 @@ class Settings(BaseSettings):
         2, ge=0, description="Times a run whose worker was lost is resumed from its checkpoint before it is failed"
     )
     metrics_flush_interval_s: float = Field(1.0, gt=0, description="Longest time a metric point waits in the buffer")
+    system_metrics_interval_s: float = Field(
+        5.0, ge=0, description="How often a training process logs its CPU, memory and GPU use (system/* metrics)"
+    )
     api_workers: int = Field(
         1, ge=1, description="API processes on one port (uvicorn workers), each with its own threads and live feeds"
     )

@@ -236,7 +236,7 @@ def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: i
         objective=config["objective"], method=config["method"], model=config["model_path"],
         dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
         params=config["params"], output_dir=artifacts.run_dir(settings, run_id), resume=attempt > 1,
-        split_seed=config["dataset"].get("split_seed"),
+        split_seed=config["dataset"].get("split_seed"), system_metrics_interval_s=settings.system_metrics_interval_s,
     )
 
 

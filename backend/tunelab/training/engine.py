@@ -215,6 +215,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     from tunelab.training.callbacks import SinkCallback, TokensSeenRecorder
     from tunelab.training.memory import ModelStateRecorder, model_state_bytes
     from tunelab.training.models import load_model_and_tokenizer
+    from tunelab.training.system_metrics import SystemMetricsRecorder
 
     started = time.perf_counter()
     objective, method = get_objective(job.objective), get_method(job.method)
@@ -263,6 +264,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     callback = SinkCallback(sink, objective.metric_keys, objective.reports_perplexity)
     tokens_recorder = TokensSeenRecorder()
     state_recorder = ModelStateRecorder()
+    system_recorder = SystemMetricsRecorder(sink, job.system_metrics_interval_s)
 
     def load_base_model() -> "CausalLM":
         base, _ = load_model_and_tokenizer(job.model, loading)
@@ -271,7 +273,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     trainer = objective.build_trainer(TrainerInputs(
         model=model, tokenizer=tokenizer, params=params, train_records=train_records, eval_records=eval_records,
         peft_config=peft_config, dataset_format=job.dataset_format, checkpoints_dir=output_dir / CHECKPOINTS_DIR,
-        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback, state_recorder],
+        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback, state_recorder, system_recorder],
         load_base_model=load_base_model,
     ))
     if not main_process:

@@ -73,6 +73,8 @@ class TrainingJob:
     # Picks the eval split, fixed with the dataset so that runs of any seed evaluate on the same rows; None (runs
     # launched before datasets had one) splits by the training seed, as those runs did.
     split_seed: int | None = None
+    # How often the training process logs its CPU, memory and GPU use as system/* metrics.
+    system_metrics_interval_s: float = 5.0
 
 
 @dataclass
