@@ -7,7 +7,16 @@ import "uplot/dist/uPlot.min.css";
 import { formatNumber } from "../../lib/format";
 import { countPoints, ema, type XAxisKind } from "../../lib/series";
 import { formatAxisX, formatAxisY, withAlpha } from "./format";
-import { AXIS_FONT, readValues, showsMarkers, yAxisSize, yRange, type ReadoutColumns } from "./plot";
+import {
+  AXIS_FONT,
+  joinZoomGroup,
+  readValues,
+  showsMarkers,
+  yAxisSize,
+  yRange,
+  type ReadoutColumns,
+  type ZoomMember,
+} from "./plot";
 
 export type ChartSeries = {
   label: string;
@@ -31,6 +40,11 @@ export type LineChartProps = {
   height?: number;
   /** Called after every redraw with the plot and the number of points drawn. */
   onDraw?: (plot: uPlot, points: number) => void;
+  /**
+   * Charts of one key move their cursors together and zoom together on x: a drag zooms them all, a double-click
+   * resets them all. Without one the chart zooms alone.
+   */
+  syncKey?: string;
 };
 
 type Prepared = {
@@ -90,6 +104,7 @@ export function LineChart({
   xKind = "step",
   height = 220,
   onDraw,
+  syncKey,
 }: LineChartProps) {
   const rootRef = useRef<HTMLDivElement>(null);
   const plotRef = useRef<HTMLDivElement>(null);
@@ -107,7 +122,7 @@ export function LineChart({
   preparedRef.current = prepared;
 
   const hasBands = series.some((s) => s.min && s.max);
-  const shape = JSON.stringify([series.map((s) => [s.label, s.color]), smooth > 0, logY, xKind, hasBands, height]);
+  const shape = JSON.stringify([series.map((s) => [s.label, s.color]), smooth > 0, logY, xKind, hasBands, height, syncKey]);
 
   // Create the plot when its shape changes.
   useLayoutEffect(() => {
@@ -119,6 +134,9 @@ export function LineChart({
     // after destroy (its first draw is committed in a microtask), which read columns it did not have.
     const columns = current.columns;
     let destroyed = false;
+    // Set by a drag's selection, which uPlot reports just before it applies it as the x scale: that scale change is
+    // the user's zoom, to pass on to the group (a live update's rescale is not).
+    let userZoom = false;
     const smoothed = smooth > 0;
     const uSeries: uPlot.Series[] = [{ label: xKind }];
     for (const s of series) {
@@ -148,7 +166,13 @@ export function LineChart({
       series: uSeries,
       bands,
       legend: { show: false },
-      cursor: { drag: { x: true, y: false }, points: { size: 6 } },
+      cursor: {
+        drag: { x: true, y: false },
+        points: { size: 6 },
+        // uPlot syncs the cursor (a hover shows every chart's values at that x); the zoom goes through the group,
+        // so a drag is not also replayed on the others by uPlot.
+        sync: syncKey ? { key: syncKey, setSeries: false, filters: { pub: (type) => type === "mousemove" || type === "mouseleave" } } : undefined,
+      },
       scales: { x: { time: false }, y: logY ? { distr: 3, log: 10 } : { range: (_u, min, max) => yRange(min, max) } },
       axes: [
         { ...axisStyle, values: (_u, splits) => splits.map((v) => (v === null ? "" : formatAxisX(v, xKind))) },
@@ -175,7 +199,15 @@ export function LineChart({
         ],
         setSelect: [
           (u) => {
-            if (u.select.width > 0) zoomedRef.current = true;
+            if (u.select.width > 0) zoomedRef.current = userZoom = true;
+          },
+        ],
+        setScale: [
+          (u, scaleKey) => {
+            if (scaleKey !== "x" || !userZoom || destroyed) return;
+            userZoom = false;
+            const { min, max } = u.scales.x;
+            if (min !== undefined && max !== undefined) zoom?.group.zoom(member, { min, max });
           },
         ],
       },
@@ -183,8 +215,19 @@ export function LineChart({
     const plot = new uPlot(opts, current.data, host);
     uplotRef.current = plot;
     updateReadout(plot, columns, null);
+    const member: ZoomMember = {
+      showX: (range) => {
+        if (destroyed) return;
+        zoomedRef.current = range !== null;
+        // uPlot refits y to the points inside a new x range; null is its own reset, every scale back to the data.
+        if (range) plot.setScale("x", range);
+        else plot.setData(plot.data, true);
+      },
+    };
+    const zoom = syncKey ? joinZoomGroup(syncKey, member) : null;
     const resetZoom = () => {
       zoomedRef.current = false;
+      zoom?.group.zoom(member, null);
     };
     plot.over.addEventListener("dblclick", resetZoom);
     const resize = new ResizeObserver(() => {
@@ -194,21 +237,34 @@ export function LineChart({
     resize.observe(host);
     return () => {
       destroyed = true;
+      zoom?.leave();
       resize.disconnect();
       plot.over.removeEventListener("dblclick", resetZoom);
       plot.destroy();
       uplotRef.current = null;
       zoomedRef.current = false;
     };
-    // `shape` stands for the series labels and colours, smoothing on/off, scale, axis, bands and height.
+    // `shape` stands for the series labels and colours, smoothing on/off, scale, axis, bands, height and sync key;
+    // new data alone goes through setData below, not a new plot.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the plot is rebuilt only when its shape changes
   }, [shape]);
 
   // New data for the same shape: setData, keeping a user's zoom.
   useEffect(() => {
     const plot = uplotRef.current;
     if (!plot || plot.data === prepared.data) return;
-    plot.setData(prepared.data, !zoomedRef.current);
+    if (zoomedRef.current) {
+      // Keep the user's x range, and fit y to what is inside it now, new points included.
+      const { min, max } = plot.scales.x;
+      plot.batch(() => {
+        plot.setData(prepared.data, false);
+        if (min !== undefined && max !== undefined) plot.setScale("x", { min, max });
+      });
+    } else {
+      plot.setData(prepared.data, true);
+    }
     updateReadout(plot, prepared.columns, plot.cursor.idx ?? null);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- updateReadout reads refs, its arguments and xKind (in shape)
   }, [prepared]);
 
   function updateReadout(plot: uPlot, columns: readonly ReadoutColumns[], idx: number | null) {

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 
-import { MIN_Y_AXIS_SIZE, readValues, showsMarkers, yAxisSize, yRange } from "./plot";
+import {
+  joinZoomGroup,
+  MIN_Y_AXIS_SIZE,
+  readValues,
+  showsMarkers,
+  yAxisSize,
+  yRange,
+  ZoomGroup,
+  type XRange,
+  type ZoomMember,
+} from "./plot";
 
 describe("legend read-out", () => {
   const data = [
@@ -58,5 +68,59 @@ describe("y range", () => {
   it("leaves a range of distinct values and no data to uPlot", () => {
     expect(yRange(437, 535)).toEqual([427, 545]);
     expect(yRange(null, null)).toEqual([null, null]);
+  });
+});
+
+describe("zoom sync", () => {
+  function chart(): ZoomMember & { shown: XRange[] } {
+    const shown: XRange[] = [];
+    return { shown, showX: (range) => shown.push(range) };
+  }
+
+  it("applies one chart's zoom and its reset to every other chart, not back to itself", () => {
+    const group = new ZoomGroup();
+    const [a, b, c] = [chart(), chart(), chart()];
+    for (const member of [a, b, c]) group.join(member);
+    group.zoom(a, { min: 10, max: 20 });
+    group.zoom(b, null);
+    expect(a.shown).toEqual([null]);
+    expect(b.shown).toEqual([{ min: 10, max: 20 }]);
+    expect(c.shown).toEqual([{ min: 10, max: 20 }, null]);
+  });
+
+  it("shows a chart that joins later the group's zoom, and forgets it once every chart has left", () => {
+    const group = new ZoomGroup();
+    const a = chart();
+    const leaveA = group.join(a);
+    group.zoom(a, { min: 3, max: 7 });
+    const late = chart();
+    const leaveLate = group.join(late);
+    expect(late.shown).toEqual([{ min: 3, max: 7 }]);
+    leaveA();
+    leaveLate();
+    const fresh = chart();
+    group.join(fresh);
+    expect(fresh.shown).toEqual([]);
+    expect(group.current).toBeNull();
+  });
+
+  it("treats an empty range as a reset", () => {
+    const group = new ZoomGroup();
+    const [a, b] = [chart(), chart()];
+    group.join(a);
+    group.join(b);
+    group.zoom(a, { min: 5, max: 5 });
+    expect(b.shown).toEqual([null]);
+  });
+
+  it("keeps the groups of different keys apart, and drops a key's group with its last chart", () => {
+    const [onRun, onOther] = [chart(), chart()];
+    const run = joinZoomGroup("test-run:step", onRun);
+    const other = joinZoomGroup("test-run:time", onOther);
+    run.group.zoom(onRun, { min: 1, max: 2 });
+    expect(onOther.shown).toEqual([]);
+    expect(joinZoomGroup("test-run:step", chart()).group).toBe(run.group);
+    run.leave();
+    other.leave();
   });
 });

@@ -72,3 +72,63 @@ export function yRange(min: number | null, max: number | null): uPlot.Range.MinM
   const pad = min === 0 ? 1 : Math.abs(min) * 0.1;
   return uPlot.rangeNum(min - pad, min + pad, 0.1, true);
 }
+
+/** An x range a chart is zoomed to; null is each chart's own full data range. */
+export type XRange = { min: number; max: number } | null;
+
+/** A chart in a zoom group: it shows the range it is given. */
+export type ZoomMember = { showX: (range: XRange) => void };
+
+/**
+ * The charts of one page that zoom together on x. A user's drag zoom (or double-click reset) on one chart is applied
+ * to every other; a chart that joins later (a new metric's first point, or one rebuilt for smoothing) starts at the
+ * group's zoom, so neither a live update nor a redraw undoes what the user chose.
+ */
+export class ZoomGroup {
+  private readonly members = new Set<ZoomMember>();
+  private range: XRange = null;
+
+  get current(): XRange {
+    return this.range;
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  /** Add a chart, shown at the group's current zoom; the returned function takes it out again. */
+  join(member: ZoomMember): () => void {
+    this.members.add(member);
+    if (this.range) member.showX(this.range);
+    return () => {
+      this.members.delete(member);
+      if (this.members.size === 0) this.range = null;
+    };
+  }
+
+  /** `from` was zoomed (or reset, with null) by the user: show the same range on every other chart. */
+  zoom(from: ZoomMember, range: XRange): void {
+    this.range = range && range.max > range.min ? range : null;
+    for (const member of this.members) if (member !== from) member.showX(this.range);
+  }
+}
+
+const zoomGroups = new Map<string, ZoomGroup>();
+
+/** The zoom group of `key`, one per page's set of charts; an empty one is forgotten when its last chart leaves. */
+export function joinZoomGroup(key: string, member: ZoomMember): { group: ZoomGroup; leave: () => void } {
+  let group = zoomGroups.get(key);
+  if (!group) {
+    group = new ZoomGroup();
+    zoomGroups.set(key, group);
+  }
+  const joined = group;
+  const leaveGroup = joined.join(member);
+  return {
+    group: joined,
+    leave: () => {
+      leaveGroup();
+      if (joined.size === 0 && zoomGroups.get(key) === joined) zoomGroups.delete(key);
+    },
+  };
+}

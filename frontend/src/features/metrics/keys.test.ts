@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { isSmoothable, sortMetricKeys } from "./keys";
+import { isSmoothable, isSystemKey, sortMetricKeys } from "./keys";
 
 describe("metric keys", () => {
   it("smooths per-step training signals, not evaluations or schedules", () => {
@@ -8,6 +8,11 @@ describe("metric keys", () => {
     expect(isSmoothable("train/grad_norm")).toBe(true);
     expect(isSmoothable("eval/loss")).toBe(false);
     expect(isSmoothable("train/learning_rate")).toBe(false);
+    expect(isSmoothable("system/cpu_percent")).toBe(false);
+  });
+  it("tells the system figures, charted in their own section, from the training metrics", () => {
+    expect(isSystemKey("system/rss_bytes")).toBe(true);
+    expect(isSystemKey("train/loss")).toBe(false);
   });
   it("orders known keys first, then the rest alphabetically", () => {
     expect(sortMetricKeys(["zeta", "eval/loss", "alpha", "train/loss"])).toEqual(["train/loss", "eval/loss", "alpha", "zeta"]);

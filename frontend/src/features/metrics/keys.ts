@@ -20,15 +20,27 @@ const ORDER = [
   "train/rewards/chosen",
   "train/rewards/rejected",
   "train/epoch",
+  "system/cpu_percent",
+  "system/rss_bytes",
+  "system/gpu_utilization_percent",
+  "system/gpu_memory_bytes",
 ];
 
 // Evaluations are a few points far apart, and schedules (learning rate, epoch) are exact by construction:
 // an EMA over either only shifts the line away from the truth, so only per-step training signals are smoothed.
 const UNSMOOTHED = new Set(["train/learning_rate", "train/epoch"]);
 
+/** The training process's resource use over time (CPU, memory, GPU), charted apart from the training metrics. */
+export const SYSTEM_KEY_PREFIX = "system/";
+
+export function isSystemKey(key: string): boolean {
+  return key.startsWith(SYSTEM_KEY_PREFIX);
+}
+
 /** Whether the smoothing slider applies to this metric's chart. */
 export function isSmoothable(key: string): boolean {
-  return !key.startsWith("eval/") && !UNSMOOTHED.has(key);
+  // System figures are sparse samples (every few seconds), read for their actual level: like evaluations, unsmoothed.
+  return !key.startsWith("eval/") && !isSystemKey(key) && !UNSMOOTHED.has(key);
 }
 
 /** Keys that serve as an axis rather than a chart. */
@@ -60,6 +72,10 @@ export const METRIC_TITLES: Record<string, string> = {
   "eval/nll_loss": "Eval NLL of chosen (ORPO)",
   "train/log_odds_ratio": "Train log odds ratio (ORPO)",
   "eval/log_odds_ratio": "Eval log odds ratio (ORPO)",
+  "system/cpu_percent": "CPU (% of one core)",
+  "system/rss_bytes": "Process memory (resident, bytes)",
+  "system/gpu_utilization_percent": "GPU utilisation (%)",
+  "system/gpu_memory_bytes": "GPU memory allocated (bytes)",
 };
 
 /** Known keys first in their usual order, then any others alphabetically. */
