@@ -187,6 +187,7 @@ ShareManaged = Annotated[ShareLink, Depends(_share_to_manage)]
 
 def route_policies(route: APIRoute) -> list[str]:
     """The policy names a route's dependencies declare (walked through nested dependencies)."""
+RunEditor = Annotated[Run, Depends(_run_policy(Role.editor, "editing a run"))]
     found: list[str] = []
     pending = list(route.dependant.dependencies)
     while pending:

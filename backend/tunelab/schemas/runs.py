@@ -1,10 +1,22 @@
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from tunelab.db.models.run import RunStatus
 from tunelab.schemas.common import ResourceId
+
+
+def _tag(value: str) -> str:
+    if "," in value:
+        raise ValueError("a tag cannot contain a comma")
+    return value
+
+
+# The limits are services.run_filters' (MAX_TAG_LENGTH, MAX_TAGS_PER_RUN), which the GET /runs tag filter shares.
+RunTagName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50),
+                       AfterValidator(_tag), Field(description="1–50 characters, no commas")]
+RunTagList = Annotated[list[RunTagName], Field(max_length=20, description="At most 20 tags")]
 
 RunSortField = Literal["queued_at", "name", "status", "method", "best_eval_loss", "tokens_per_second", "wall_time_s"]
 
@@ -34,6 +46,35 @@ class RunClone(BaseModel):
     name: str | None = Field(None, max_length=200)
     params: dict[str, Any] = Field(default_factory=dict, description="Parameters that override the source run's")
     queue: str | None = None
+
+
+class RunUpdate(BaseModel):
+    """What an editor changes on a run: each field optional; `tags` replaces the whole list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = None
+    notes: str | None = Field(None, max_length=20_000, description="Free text; an empty string clears the notes")
+    tags: RunTagList | None = Field(None, description="The run's tags after the change (a full replacement)")
+
+
+RunsBulkActionName = Literal["tag", "untag", "delete", "cancel"]
+
+
+class RunsBulkAction(BaseModel):
+    """One action on many runs, applied to all of them or (when any cannot take it) to none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_ids: Annotated[list[ResourceId], Field(min_length=1, max_length=200)]
+    action: RunsBulkActionName
+    tags: RunTagList | None = Field(None, description="For tag and untag: the tags added to or removed from each run")
+
+
+class RunsBulkPublic(BaseModel):
+    action: RunsBulkActionName
+    count: int = Field(description="Runs the action was applied to")
+    data: list["RunPublic"] = Field(description="The runs after the action (empty after delete)")
 
 
 class RunProgress(BaseModel):
@@ -78,6 +119,8 @@ class RunPublic(BaseModel):
     seed: int
     queue: str
     external: bool
+    tags: list[str] = Field(default_factory=list, description="Sorted")
+    notes: str | None = None
     status: RunStatus
     status_reason: str | None
     cancel_requested: bool

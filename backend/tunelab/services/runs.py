@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
-from tunelab.db.models import Dataset, Metric, MetricSummary, Run, RunStatus
+from tunelab.db.models import Dataset, Metric, MetricSummary, Run, RunStatus, RunTag
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import (
     RunClone,
@@ -28,7 +28,7 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunTruncationPublic,
 )
-from tunelab.services import audit, events, exports, queue, workers
+from tunelab.services import audit, events, exports, queue, run_filters, workers
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
@@ -313,7 +313,8 @@ def _decode_cursor(cursor: str | None) -> int:
 
 
 def _filtered(stmt: Select, status: list[RunStatus] | None, method: str | None, objective: str | None,
-              model: str | None, q: str | None, ids: list[int] | None = None) -> Select:
+              model: str | None, q: str | None, ids: list[int] | None = None,
+              filters: run_filters.RunFilters | None = None, dialect: str = "sqlite") -> Select:
     if ids:
         stmt = stmt.where(Run.id.in_(ids))
     if status:
@@ -328,22 +329,42 @@ def _filtered(stmt: Select, status: list[RunStatus] | None, method: str | None, 
         pattern = f"%{q.lower()}%"
         stmt = stmt.where(or_(func.lower(Run.name).like(pattern), func.lower(Run.model).like(pattern),
                               func.lower(Run.method).like(pattern)))
-    return stmt
+    return run_filters.apply(stmt, filters, dialect)
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    """Which runs a list or an export asks for (the caller's access already narrowed `project_ids` and `ids`)."""
+
+    project_ids: list[int]
+    status: list[RunStatus] | None = None
+    method: str | None = None
+    objective: str | None = None
+    model: str | None = None
+    q: str | None = None
+    ids: list[int] | None = None
+    filters: run_filters.RunFilters | None = None
+
+    def where(self, session: Session, stmt: Select) -> Select:
+        dialect = session.get_bind().dialect.name
+        return _filtered(stmt.where(Run.project_id.in_(self.project_ids)), self.status, self.method, self.objective,
+                         self.model, self.q, self.ids, self.filters, dialect)
 
 
 def list_runs(session: Session, *, project_ids: list[int], status: list[RunStatus] | None = None, method: str | None = None,
               objective: str | None = None, model: str | None = None, q: str | None = None,
               sort: RunSortField = "queued_at", order: str = "desc", limit: int = 50,
-              cursor: str | None = None, ids: list[int] | None = None) -> RunsPublic:
+              cursor: str | None = None, ids: list[int] | None = None,
+              filters: run_filters.RunFilters | None = None) -> RunsPublic:
     offset = _decode_cursor(cursor)
     column = _SORT_COLUMNS[sort]
     direction = column.desc().nulls_last() if order == "desc" else column.asc().nulls_last()
     tie = Run.id.desc() if order == "desc" else Run.id.asc()
-    in_projects = Run.project_id.in_(project_ids)
-    stmt = _filtered(select(Run).where(in_projects), status, method, objective, model, q, ids).order_by(direction, tie)
+    query = RunQuery(project_ids=project_ids, status=status, method=method, objective=objective, model=model, q=q,
+                     ids=ids, filters=filters)
+    stmt = query.where(session, select(Run)).order_by(direction, tie)
     runs = list(session.scalars(stmt.offset(offset).limit(limit + 1)))
-    count = session.scalar(_filtered(select(func.count(Run.id)).where(in_projects), status, method, objective, model,
-                                     q, ids)) or 0
+    count = session.scalar(query.where(session, select(func.count(Run.id)))) or 0
     next_cursor = _encode_cursor(offset + limit) if len(runs) > limit else None
     return RunsPublic(data=to_public_many(session, runs[:limit]), count=count, next_cursor=next_cursor)
 
@@ -404,15 +425,27 @@ def _latest_train_losses(session: Session, run_ids: list[int]) -> dict[int, floa
     return {run_id: value for run_id, value in rows}
 
 
+def tags_of(session: Session, run_ids: list[int]) -> dict[int, list[str]]:
+    """Each run's tags, sorted, in one query for the whole list."""
+    found: dict[int, list[str]] = {}
+    if run_ids:
+        rows = session.execute(select(RunTag.run_id, RunTag.tag).where(RunTag.run_id.in_(run_ids))
+                               .order_by(RunTag.run_id, RunTag.tag))
+        for run_id, tag in rows:
+            found.setdefault(run_id, []).append(tag)
+    return found
+
+
 def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
     losses = _latest_train_losses(session, [r.id for r in runs])
+    tags = tags_of(session, [r.id for r in runs])
     first_logged = _first_logged_steps(session, runs)
     public = []
     for run in runs:
         item = RunPublic.model_validate(
             {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "trainable_percent": run.trainable_percent,
              "progress": progress_of(run, first_logged.get(run.id)), "queue_position": queue_position(session, run),
-             "latest_train_loss": losses.get(run.id), **summary_details_of(run)}
+             "latest_train_loss": losses.get(run.id), "tags": tags.get(run.id, []), **summary_details_of(run)}
         )
         public.append(item)
     return public

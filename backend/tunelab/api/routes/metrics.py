@@ -4,10 +4,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
 from tunelab.api.deps import SessionDep
 from tunelab.api.policies import ReaderDep, RunLogger, RunReader
+from tunelab.api.routes.runs import ExportFormatQuery, download
 from tunelab.core.errors import responses
 from tunelab.schemas.metrics import (
     DEFAULT_MAX_POINTS,
@@ -19,7 +21,7 @@ from tunelab.schemas.metrics import (
     MetricsQueryPublic,
     RunMetricsPublic,
 )
-from tunelab.services import access
+from tunelab.services import access, table_exports
 from tunelab.services import metrics as metrics_service
 from tunelab.services.downsample import SeriesData
 
@@ -41,6 +43,14 @@ def read_run_metrics(
 ) -> RunMetricsPublic:
     key_list = [key for key in keys.split(",") if key] if keys is not None else None
     return _run_metrics(run.id, metrics_service.read_series(session, run.id, key_list, max_points))
+
+
+@router.get("/runs/{run_id}/metrics/export", response_class=StreamingResponse,
+            responses={**responses(401, 404, 422), 200: {"content": {"text/csv": {}, "application/json": {}}}})
+def export_run_metrics(run: RunReader, export_format: ExportFormatQuery = "csv") -> StreamingResponse:
+    """Every logged point of the run (key, step, value, wall_time), ordered by key and step, at full resolution:
+    never downsampled, unlike GET /runs/{run_id}/metrics."""
+    return download(table_exports.export_metrics(run.id, export_format), export_format, f"run-{run.id}-metrics")
 
 
 @router.post("/metrics/query", response_model=MetricsQueryPublic, responses=responses(401, 404, 422))

@@ -1,6 +1,7 @@
+from collections.abc import Iterator
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Query, Request, status
+from fastapi import APIRouter, Depends, Header, Query, Request, status
 from fastapi.responses import FileResponse, StreamingResponse
 
 from tunelab.api.deps import BrokerDep, SessionDep, SettingsDep
@@ -10,6 +11,7 @@ from tunelab.api.policies import (
     RunCloner,
     RunDeleter,
     RunDownloader,
+    RunEditor,
     RunReader,
     RunResumer,
     UserDep,
@@ -25,10 +27,13 @@ from tunelab.schemas.runs import (
     RunCreate,
     RunLogPublic,
     RunPublic,
+    RunsBulkAction,
+    RunsBulkPublic,
     RunSortField,
     RunsPublic,
+    RunUpdate,
 )
-from tunelab.services import access, artifacts, live, run_logs, runs
+from tunelab.services import access, artifacts, live, run_edits, run_filters, run_logs, runs, table_exports
 
 router = APIRouter(tags=["runs"])
 
@@ -44,8 +49,7 @@ def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, brok
     return runs.to_public(session, run)
 
 
-@router.get("/runs", response_model=RunsPublic, responses=responses(400, 401, 404, 422))
-def read_runs(
+def _run_query(
     session: SessionDep,
     principal: ReaderDep,
     project_id: Annotated[ResourceId | None, Query(description="Only this project's runs; default: all of yours")] = None,
@@ -55,29 +59,88 @@ def read_runs(
     model: str | None = None,
     q: Annotated[str | None, Query(description="Text found in the name, model or method")] = None,
     ids: Annotated[list[ResourceId] | None, Query(max_length=200, description="Only these runs (the compare view)")] = None,
-    sort: RunSortField = "queued_at",
-    order: Literal["asc", "desc"] = "desc",
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: str | None = None,
-) -> RunsPublic:
+    tag: Annotated[list[str] | None, Query(max_length=20, description="Runs having every one of these tags")] = None,
+    param: Annotated[list[str] | None, Query(max_length=20, description=(
+        "A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; "
+        "operators : = < <= > >=; repeat for all of several"))] = None,
+    metric: Annotated[list[str] | None, Query(max_length=20, description=(
+        "A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, "
+        "`max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= ="))] = None,
+) -> runs.RunQuery | None:
+    """The runs the caller asks for and may read; None when a share link's runs leave nothing to find."""
+    filters = run_filters.parse_filters(tag, param, metric)
     if principal.share is not None:
         # A link lists its own runs only; asking for others finds nothing (not "no filter").
         project_ids, ids = [principal.share.project_id], [i for i in (ids or principal.share.run_ids)
                                                           if i in principal.share.run_ids]
         if not ids:
-            return RunsPublic(data=[], count=0, next_cursor=None)
+            return None
     elif project_id is not None:
         access.project(session, principal, project_id)
         project_ids = [project_id]
     else:
         project_ids = access.readable_project_ids(session, principal)
-    return runs.list_runs(session, project_ids=project_ids, status=status, method=method, objective=objective,
-                          model=model, q=q, sort=sort, order=order, limit=limit, cursor=cursor, ids=ids)
+    return runs.RunQuery(project_ids=project_ids, status=status, method=method, objective=objective, model=model, q=q,
+                         ids=ids, filters=filters)
+
+
+RunQueryDep = Annotated[runs.RunQuery | None, Depends(_run_query)]
+
+
+@router.get("/runs", response_model=RunsPublic, responses=responses(400, 401, 404, 422))
+def read_runs(
+    session: SessionDep,
+    query: RunQueryDep,
+    sort: RunSortField = "queued_at",
+    order: Literal["asc", "desc"] = "desc",
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: str | None = None,
+) -> RunsPublic:
+    if query is None:
+        return RunsPublic(data=[], count=0, next_cursor=None)
+    return runs.list_runs(session, project_ids=query.project_ids, status=query.status, method=query.method,
+                          objective=query.objective, model=query.model, q=query.q, sort=sort, order=order,
+                          limit=limit, cursor=cursor, ids=query.ids, filters=query.filters)
+
+
+ExportFormatQuery = Annotated[table_exports.ExportFormat, Query(alias="format", description="csv or json")]
+
+
+def download(chunks: Iterator[str], export_format: str, filename: str) -> StreamingResponse:
+    """A streamed CSV or JSON attachment."""
+    media_type = "text/csv" if export_format == "csv" else "application/json"
+    return StreamingResponse(chunks, media_type=f"{media_type}; charset=utf-8",
+                             headers={"Content-Disposition": f'attachment; filename="{filename}.{export_format}"'})
+
+
+@router.get("/runs/export", response_class=StreamingResponse,
+            responses={**responses(400, 401, 404, 422),
+                       200: {"content": {"text/csv": {}, "application/json": {}}}})
+def export_runs(query: RunQueryDep, export_format: ExportFormatQuery = "csv") -> StreamingResponse:
+    """Every run GET /runs would list with the same filters (all of them, not one page): id, name, status, method,
+    objective, model, dataset, tags (comma-joined in CSV), seed, key params (and those filtered on), summary figures."""
+    chunks = table_exports.export_runs(query or runs.RunQuery(project_ids=[]), export_format)
+    return download(chunks, export_format, "runs")
+
+
+@router.post("/runs/bulk", response_model=RunsBulkPublic, responses=responses(401, 403, 404, 409, 422))
+def bulk_update_runs(body: RunsBulkAction, session: SessionDep, settings: SettingsDep,
+                     principal: ReaderDep) -> RunsBulkPublic:
+    """Tag, untag, delete or cancel many runs: all of them, or none when any one is not yours to change (403/404)
+    or cannot take the action (409: delete needs finished runs, cancel unfinished ones)."""
+    changed = run_edits.apply_bulk(session, settings, body, principal)
+    return RunsBulkPublic(action=body.action, count=len(set(body.run_ids)), data=runs.to_public_many(session, changed))
 
 
 @router.get("/runs/{run_id}", response_model=RunPublic, responses=responses(401, 404))
 def read_run(run: RunReader, session: SessionDep) -> RunPublic:
     return runs.to_public(session, run)
+
+
+@router.patch("/runs/{run_id}", response_model=RunPublic, responses=responses(401, 403, 404, 422))
+def update_run(run: RunEditor, body: RunUpdate, session: SessionDep, principal: ReaderDep) -> RunPublic:
+    """Rename a run, set its notes, or replace its tags; fields left out stay as they are."""
+    return runs.to_public(session, run_edits.update_run(session, run, body, principal))
 
 
 @router.post("/runs/{run_id}/cancel", response_model=RunPublic, responses=responses(401, 403, 404, 409))

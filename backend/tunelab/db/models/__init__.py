@@ -6,11 +6,11 @@ from tunelab.db.models.dataset import Dataset
 from tunelab.db.models.export import ExportStatus, RunExport
 from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.project import Project, ProjectMember, Role
-from tunelab.db.models.run import Run, RunStatus
+from tunelab.db.models.run import Run, RunStatus, RunTag
 from tunelab.db.models.share import ShareLink
 from tunelab.db.models.signin import SigninFailures
 from tunelab.db.models.user import ApiToken, User, UserSession
 
 __all__ = ["ApiToken", "Artifact", "AuditEvent", "Dataset", "ExportStatus", "Metric", "MetricRollup", "MetricSummary",
-           "Project", "ProjectMember", "Role", "Run", "RunExport", "RunStatus", "ShareLink", "SigninFailures", "User",
-           "UserSession"]
+           "Project", "ProjectMember", "Role", "Run", "RunExport", "RunStatus", "RunTag", "ShareLink", "SigninFailures",
+           "User", "UserSession"]

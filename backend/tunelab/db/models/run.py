@@ -40,6 +40,9 @@ class Run(Base):
     seed: Mapped[int] = mapped_column(Integer)
     queue: Mapped[str] = mapped_column(String(50))
     external: Mapped[bool] = mapped_column(default=False)
+    # The study it was launched in; deleting the study keeps the run.
+    study_id: Mapped[int | None] = mapped_column(ForeignKey("study.id", ondelete="SET NULL"), index=True)
+    notes: Mapped[str | None] = mapped_column(Text)
 
     status: Mapped[RunStatus] = mapped_column(
         Enum(RunStatus, native_enum=False, length=20, validate_strings=True), default=RunStatus.queued
@@ -90,3 +93,12 @@ class Run(Base):
         if not self.trainable_params or not self.total_params:
             return None
         return 100.0 * self.trainable_params / self.total_params
+
+
+class RunTag(Base):
+    """One tag of a run. A table, not a JSON column: the run list filters on tags."""
+
+    __tablename__ = "run_tag"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(50), primary_key=True, index=True)
