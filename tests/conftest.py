@@ -31,6 +31,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 SESSION_TAG = uuid.uuid4().hex[:8]
 os.environ["TUNELAB_REDIS_NAMESPACE"] = f"tunelab-test-{SESSION_TAG}"
 os.environ["TUNELAB_QUEUES"] = os.environ["TUNELAB_DEFAULT_QUEUE"] = f"test-{SESSION_TAG}"
+os.environ["TUNELAB_INFER_QUEUE"] = f"infer-{SESSION_TAG}"
 # Short enough that a killed worker is noticed within a test, long enough for a busy 2-core machine.
 os.environ["TUNELAB_HEARTBEAT_INTERVAL_S"] = "1"
 os.environ["TUNELAB_HEARTBEAT_TIMEOUT_S"] = "8"
@@ -347,6 +348,7 @@ def fresh_install(folder: Path, assets, name: str, **settings: str) -> dict[str,
     env = {key: value for key, value in os.environ.items() if key != "TUNELAB_DATABASE_URL"}
     env.update({"TUNELAB_DATA_DIR": str(folder / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
                 "TUNELAB_REDIS_NAMESPACE": f"tunelab-{tag}", "TUNELAB_QUEUES": tag, "TUNELAB_DEFAULT_QUEUE": tag,
+                "TUNELAB_INFER_QUEUE": f"{tag}-infer",
                 **settings})
     shutil.copytree(assets.samples_dir, folder / "var" / "samples")
     subprocess.run([sys.executable, "-m", "tunelab.cli", "migrate"], env=env, check=True, capture_output=True)

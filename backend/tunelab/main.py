@@ -23,6 +23,7 @@ from tunelab.api.routes import (
     methods,
     metrics,
     models,
+    playground,
     projects,
     runs,
     shares,
@@ -100,7 +101,7 @@ def create_app() -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
 
     routers = [m.router for m in (auth, users, projects, runs, exports, metrics, datasets, shares, models, methods,
-                                  estimates, health)]
+                                  estimates, playground, health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.state.route_policies = route_policy_table(routers, API_PREFIX)

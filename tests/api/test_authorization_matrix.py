@@ -161,6 +161,18 @@ class World:
         write_run_outputs(get_settings(), run_id)
         return run_id
 
+    def ended_playground_request(self) -> str:
+        """A playground request of P whose stream has ended, as the inference worker leaves one (none is running)."""
+        import json
+        import secrets
+
+        from tunelab.core.redis import get_redis
+
+        request_id, prefix = secrets.token_hex(12), f"{get_settings().redis_namespace}:playground"
+        get_redis().set(f"{prefix}:{request_id}:request", json.dumps({"project_id": self.project_id}), ex=600)
+        get_redis().xadd(f"{prefix}:{request_id}", {"event": "end", "data": "{}"})
+        return request_id
+
     def new_run(self, finished: bool) -> int:
         run_id = launch_external(self.http, self.team.editor, self.project_id)["id"]
         if finished:
@@ -286,6 +298,14 @@ TABLE: dict[tuple[str, str], Row] = {
     ("POST", "/api/v1/runs/{run_id}/exports"): Row(
         "signed_in_or_share run:editor", RUN_EDIT,
         lambda w, who: Call(f"/runs/{(run_id := w.exportable_run())}/exports", headers=w.share_for(who, run_id))),
+    ("GET", "/api/v1/runs/{run_id}/samples"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/samples")),
+    # Playground: editors spend compute; run A is canceled, so an allowed request is refused for that (409).
+    ("POST", "/api/v1/playground"): Row(
+        "signed_in", PROJECT_EDIT,
+        lambda w, who: Call("/playground", json={"project_id": w.project_id, "run_ids": [w.run_a], "prompt": "Hi"}),
+        ok_status=409),
+    ("GET", "/api/v1/playground/{request_id}/events"): Row(
+        "signed_in", PROJECT_EDIT, lambda w, who: Call(f"/playground/{w.ended_playground_request()}/events")),
     ("GET", "/api/v1/runs/{run_id}/metrics"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/metrics")),
     ("POST", "/api/v1/runs/{run_id}/metrics"): Row(
         "run:editor", RUN_EDIT,

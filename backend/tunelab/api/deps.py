@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.session import get_sessionmaker
 from tunelab.services.exports import ExportBroker
+from tunelab.services.playground import GenerationBroker
 from tunelab.services.queue import Broker
 
 
@@ -63,3 +64,13 @@ def get_export_broker() -> ExportBroker:
 
 
 ExportBrokerDep = Annotated[ExportBroker, Depends(get_export_broker)]
+
+
+def get_generation_broker() -> GenerationBroker:
+    """Where playground requests are sent to reach an inference worker (Celery on Redis)."""
+    from tunelab.worker.broker import get_broker as celery_broker
+
+    return celery_broker()
+
+
+GenerationBrokerDep = Annotated[GenerationBroker, Depends(get_generation_broker)]

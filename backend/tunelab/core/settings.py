@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     port: int = 8000
     queues: str = Field("cpu", description="Comma-separated Celery queues a worker consumes (cpu, gpu, …)")
     default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none")
+    infer_queue: str = Field("infer", description="Queue of the inference worker that answers the playground")
     heartbeat_interval_s: float = Field(5.0, gt=0, description="How often a training worker stamps heartbeat_at")
     heartbeat_timeout_s: float = Field(60.0, gt=0, description="A running run silent this long is failed: worker lost")
     reaper_interval_s: float = Field(

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, cast
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import get_settings
-from tunelab.worker.celery_app import EXPORT_RUN_TASK, TRAIN_RUN_TASK, celery_app
+from tunelab.worker.celery_app import EXPORT_RUN_TASK, GENERATE_COMPLETIONS_TASK, TRAIN_RUN_TASK, celery_app
 
 if TYPE_CHECKING:
     from kombu.transport import redis as redis_transport
 
 
 class CeleryBroker:
-    """Implements services.queue.Broker and services.exports.ExportBroker."""
+    """Implements services.queue.Broker, services.exports.ExportBroker and services.playground.GenerationBroker."""
 
     def epoch(self) -> str:
         # Redis loses this key exactly when it loses the queues: a restart without persistence, FLUSHALL, a new server.
@@ -35,6 +35,9 @@ class CeleryBroker:
 
     def send_export(self, export_id: int, queue: str) -> None:
         celery_app.send_task(EXPORT_RUN_TASK, args=[export_id], queue=queue, retry=False)
+
+    def send_generation(self, request_id: str, queue: str) -> None:
+        celery_app.send_task(GENERATE_COMPLETIONS_TASK, args=[request_id], queue=queue, retry=False)
 
     def held_message_ids(self, queue: str) -> set[str]:
         with celery_app.connection_for_read() as connection:

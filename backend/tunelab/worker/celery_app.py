@@ -1,4 +1,5 @@
-"""The Celery app: two tasks (train a run, export a run's merged model), JSON only, no result backend (their state
+"""The Celery app: three tasks (train a run, export a run's merged model, generate a playground request's
+completions on the `infer` queue), JSON only, no result backend (their state
 lives in SQL)."""
 
 from celery import Celery
@@ -8,6 +9,7 @@ from tunelab.core.settings import get_settings
 
 TRAIN_RUN_TASK = "tunelab.train_run"
 EXPORT_RUN_TASK = "tunelab.export_run"
+GENERATE_COMPLETIONS_TASK = "tunelab.generate_completions"
 
 
 def make_celery() -> Celery:

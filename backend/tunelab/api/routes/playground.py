@@ -1,0 +1,56 @@
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Path, Query, status
+from fastapi.responses import StreamingResponse
+
+from tunelab.api.deps import GenerationBrokerDep, SessionDep, SettingsDep
+from tunelab.api.policies import RunReader, UserDep
+from tunelab.core.errors import responses
+from tunelab.schemas.playground import PlaygroundCreate, PlaygroundPublic, RunSamplePublic, RunSamplesPublic
+from tunelab.services import playground
+
+router = APIRouter(tags=["playground"])
+
+RequestId = Annotated[str, Path(pattern=r"^[0-9a-f]{24}$", description="A playground request's id")]
+StreamEntryId = Annotated[str | None, Header(pattern=r"^\d{1,20}-\d{1,20}$", description="Resume after this event")]
+
+
+@router.post("/playground", response_model=PlaygroundPublic, status_code=status.HTTP_202_ACCEPTED,
+             responses=responses(401, 403, 404, 409, 422, 503))
+def create_playground_request(body: PlaygroundCreate, session: SessionDep, settings: SettingsDep,
+                              broker: GenerationBrokerDep, principal: UserDep) -> PlaygroundPublic:
+    """One prompt (or a dataset row) to the runs' base model and each run, generated on an inference worker (queue
+    `infer`) with the chat template each run trained with. Editors of the project only. 409 when a run has not
+    succeeded or saved no weights, 422 when the runs have different base models; both name the run ids. Read the
+    completions, token by token, from `events_url`."""
+    return playground.create_request(session, settings, principal, body, broker)
+
+
+def _check_stream_reader(request_id: RequestId, session: SessionDep, settings: SettingsDep, principal: UserDep) -> None:
+    playground.check_reader(session, settings, principal, request_id)
+
+
+@router.get("/playground/{request_id}/events",
+            responses={**responses(401, 403, 404, 422), 200: {"content": {"text/event-stream": {}}}})
+async def read_playground_events(
+    request_id: RequestId,
+    settings: SettingsDep,
+    _: Annotated[None, Depends(_check_stream_reader)],
+    last_event_id: StreamEntryId = None,
+    after: Annotated[str | None, Query(pattern=r"^\d{1,20}-\d{1,20}$",
+                                       description="Same as Last-Event-ID, for clients that cannot set it")] = None,
+) -> StreamingResponse:
+    """Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot},
+    `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, then
+    `end`."""
+    stream = playground.stream_events(settings, request_id, last_event_id or after)
+    return StreamingResponse(stream, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.get("/runs/{run_id}/samples", response_model=RunSamplesPublic, responses=responses(401, 403, 404))
+def read_run_samples(run: RunReader, settings: SettingsDep) -> RunSamplesPublic:
+    """The completions the run's training wrote for a few eval prompts (samples.jsonl): prompt, expected, the base
+    model's and the tuned model's (greedy). Share links read them too."""
+    data = [RunSamplePublic.model_validate(sample) for sample in playground.read_samples(settings, run)]
+    return RunSamplesPublic(data=data, count=len(data))

@@ -1,0 +1,77 @@
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tunelab.schemas.common import ResourceId
+
+MAX_PLAYGROUND_RUNS = 6
+MAX_PROMPT_CHARS = 20_000
+
+
+class SamplingParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_new_tokens: int = Field(64, ge=1, le=512, description="Tokens generated at most per model")
+    do_sample: bool = Field(False, description="Sample (with temperature, top_p, top_k); greedy when false")
+    temperature: float = Field(1.0, gt=0, le=5)
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(50, ge=0, le=1000, description="0: no top-k cut")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Makes a sampled completion reproducible")
+
+
+class DatasetRowPrompt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset_id: ResourceId
+    row: int = Field(ge=0, description="0-based row of the dataset; its prompt part is sent, its answer expected")
+
+
+class PlaygroundCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project_id: ResourceId
+    run_ids: list[ResourceId] = Field(min_length=1, max_length=MAX_PLAYGROUND_RUNS,
+                                      description="Succeeded runs of one base model; each gets a completion")
+    include_base: bool = Field(True, description="A completion of the runs' base model too")
+    prompt: str | None = Field(None, min_length=1, max_length=MAX_PROMPT_CHARS)
+    dataset_row: DatasetRowPrompt | None = Field(None, description="Instead of prompt: a row of a dataset")
+    sampling: SamplingParams = Field(default_factory=SamplingParams)
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> "PlaygroundCreate":
+        if (self.prompt is None) == (self.dataset_row is None):
+            raise ValueError("give either prompt or dataset_row")
+        if len(set(self.run_ids)) != len(self.run_ids):
+            raise ValueError("run_ids: each run once")
+        return self
+
+
+class CompletionSlot(BaseModel):
+    slot: int = Field(description="The slot's number in the stream's events")
+    kind: Literal["base", "run"]
+    run_id: int | None
+    label: str
+    chat_template: bool = Field(description="Whether the prompt went through the chat template the run trained with")
+
+
+class PlaygroundPublic(BaseModel):
+    id: str
+    project_id: int
+    prompt: str | list[dict[str, str]] = Field(description="The prompt text, or the dataset row's conversation")
+    expected: str | None = Field(description="The dataset row's answer, when the prompt came from one")
+    slots: list[CompletionSlot]
+    events_url: str = Field(description="Server-Sent Events: `token` {slot, text}, `done` {slot, text, token_count, "
+                                        "first_token_s, total_s}, `failed` {slot, message}, then `end`")
+
+
+class RunSamplePublic(BaseModel):
+    prompt: str
+    expected: str
+    base: str | None = Field(description="The base model's greedy completion (runs trained before it was written "
+                                         "have none)")
+    tuned: str = Field(description="The trained model's greedy completion")
+
+
+class RunSamplesPublic(BaseModel):
+    data: list[RunSamplePublic]
+    count: int

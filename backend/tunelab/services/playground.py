@@ -1,0 +1,256 @@
+"""The playground: one prompt to a base model and to tuned runs of it, completions generated on an inference worker
+(queue `infer`) and streamed token by token.
+
+A request lives in Redis only, for REQUEST_TTL_S: it is a moment's use of compute, not a record. The API checks
+it (the runs succeeded with saved weights, on one base; the caller edits the project), writes what the worker needs
+(`<ns>:playground:<id>:request`) and sends the id. The worker generates each completion in turn, appending every
+token to a Redis Stream (`<ns>:playground:<id>`), so that a browser connecting after generation started still reads
+every token from the start, and any API process can serve the stream. The API never loads a model.
+"""
+
+import dataclasses
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy.orm import Session
+
+from tunelab.core.errors import AppError
+from tunelab.core.redis import get_async_redis, get_redis
+from tunelab.core.settings import Settings, get_settings
+from tunelab.db.models import Role, Run, RunStatus
+from tunelab.schemas.playground import CompletionSlot, DatasetRowPrompt, PlaygroundCreate, PlaygroundPublic
+from tunelab.services import access, artifacts
+from tunelab.services.datasets import dataset_file
+from tunelab.services.live_hub import sse
+from tunelab.services.principal import Principal
+from tunelab.training.formats import DatasetFormat
+from tunelab.training.generation import ModelSource, run_output
+from tunelab.training.objectives.sft import instruction_prompt
+
+log = logging.getLogger(__name__)
+
+REQUEST_TTL_S = 3600
+KEEPALIVE_MS = 15_000
+READ_BATCH = 200
+USING = "using the playground"
+
+Prompt = str | list[dict[str, str]]
+
+
+class GenerationBroker(Protocol):
+    """Where playground requests go; the worker package implements it for Celery on Redis."""
+
+    def send_generation(self, request_id: str, queue: str) -> None:
+        """Put one generate_completions message on `queue`; raises when the broker is unreachable."""
+        ...
+
+
+def _key(settings: Settings, request_id: str, part: str = "") -> str:
+    return f"{settings.redis_namespace}:playground:{request_id}{part}"
+
+
+def _error(code: str, message: str, **details: Any) -> AppError:
+    return AppError(code, message, details)
+
+
+def _runs(session: Session, principal: Principal, project_id: int, run_ids: list[int]) -> list[Run]:
+    found = []
+    for run_id in run_ids:
+        run = access.run(session, principal, run_id, Role.editor, USING)
+        if run.project_id != project_id:
+            raise _error("RUN_NOT_FOUND", f"run_ids: run {run_id} is not in project {project_id}", field="run_ids",
+                         run_id=run_id)
+        found.append(run)
+    return found
+
+
+def _base_of(run: Run) -> str:
+    return str(run.config.get("model_path") or run.model)
+
+
+def _source(settings: Settings, run: Run) -> ModelSource:
+    if run.status != RunStatus.succeeded:
+        raise _error("RUN_NOT_SUCCEEDED", f"run_ids: run {run.id} ({run.name}) is {run.status.value}; the playground "
+                     "takes succeeded runs", field="run_ids", run_id=run.id, status=run.status.value)
+    source = None if run.external else run_output(artifacts.run_dir(settings, run.id), _base_of(run))
+    if source is None:
+        raise _error("RUN_HAS_NO_WEIGHTS", f"run_ids: run {run.id} ({run.name}) saved no adapter or model",
+                     field="run_ids", run_id=run.id)
+    return source
+
+
+def _trains_on_chats(run: Run) -> bool:
+    return (run.config.get("dataset") or {}).get("format") != DatasetFormat.text.value
+
+
+def dataset_row_prompt(session: Session, settings: Settings, principal: Principal,
+                       wanted: DatasetRowPrompt) -> tuple[Prompt, str]:
+    """(prompt, expected answer) of one dataset row, split as the trainer splits it: an instruction's user turn, a
+    chat up to its last answer, a preference pair's prompt; a text's first half of words."""
+    dataset = access.dataset(session, principal, wanted.dataset_id)
+    with dataset_file(settings, dataset).open(encoding="utf-8") as lines:
+        rows = (line for line in lines if line.strip())
+        row = next((json.loads(line) for i, line in enumerate(rows) if i == wanted.row), None)
+    if row is None:
+        raise AppError("VALIDATION_ERROR", f"dataset_row.row: dataset {dataset.id} has {dataset.row_count} rows "
+                       f"(0 to {dataset.row_count - 1})",
+                       [{"field": "dataset_row.row", "message": f"at most {dataset.row_count - 1}"}])
+    match DatasetFormat(dataset.format):
+        case DatasetFormat.instruction:
+            return [{"role": "user", "content": instruction_prompt(row["instruction"], row.get("input", ""))}], \
+                row["output"]
+        case DatasetFormat.chat:
+            messages = row["messages"]
+            last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
+            expected = messages[last]["content"] if last < len(messages) else ""
+            return [{"role": m["role"], "content": m["content"]} for m in messages[:last]], expected
+        case DatasetFormat.preference:
+            return [{"role": "user", "content": row["prompt"]}], row["chosen"]
+        case _:
+            words = row["text"].split(" ")
+            half = max(1, len(words) // 2)
+            return " ".join(words[:half]), " ".join(words[half:])
+
+
+def create_request(session: Session, settings: Settings, principal: Principal, body: PlaygroundCreate,
+                   broker: GenerationBroker) -> PlaygroundPublic:
+    """Check and queue one playground request: a completion slot for the base (if asked) and each run."""
+    access.project(session, principal, body.project_id, Role.editor, USING)
+    runs = _runs(session, principal, body.project_id, body.run_ids)
+    bases = {run.id: _base_of(run) for run in runs}
+    if len(set(bases.values())) > 1:
+        raise _error("BASE_MODELS_DIFFER", f"run_ids: runs {', '.join(str(i) for i in bases)} were trained on "
+                     f"different base models ({', '.join(sorted({run.model for run in runs}))}); compare runs of one "
+                     "base", field="run_ids", run_ids=list(bases), bases={str(k): v for k, v in bases.items()})
+    sources = [_source(settings, run) for run in runs]
+    if body.prompt is not None:
+        prompt, expected = body.prompt, None
+    else:
+        assert body.dataset_row is not None  # the schema asks for one of the two
+        prompt, expected = dataset_row_prompt(session, settings, principal, body.dataset_row)
+    chat = any(_trains_on_chats(run) for run in runs)
+    slots: list[tuple[CompletionSlot, ModelSource]] = []
+    if body.include_base:
+        first = runs[0]
+        slots.append((CompletionSlot(slot=0, kind="base", run_id=None, label=f"base: {first.model}",
+                                     chat_template=chat), ModelSource(base=bases[first.id])))
+    for run, source in zip(runs, sources, strict=True):
+        slots.append((CompletionSlot(slot=len(slots), kind="run", run_id=run.id, label=f"run {run.id}: {run.name}",
+                                     chat_template=_trains_on_chats(run)), source))
+    request_id = secrets.token_hex(12)
+    stored = {
+        "project_id": body.project_id,
+        "prompt": prompt,
+        "sampling": body.sampling.model_dump(),
+        "slots": [{**slot.model_dump(), "source": dataclasses.asdict(source)} for slot, source in slots],
+    }
+    get_redis().set(_key(settings, request_id, ":request"), json.dumps(stored), ex=REQUEST_TTL_S)
+    try:
+        broker.send_generation(request_id, settings.infer_queue)
+    except Exception as exc:  # noqa: BLE001  (any broker failure: nothing was queued, say so now)
+        log.warning("could not send playground request %s", request_id, exc_info=True)
+        raise AppError("QUEUE_UNAVAILABLE", f"the inference queue is unreachable ({type(exc).__name__}); try again")
+    return PlaygroundPublic(id=request_id, project_id=body.project_id, prompt=prompt, expected=expected,
+                            slots=[slot for slot, _ in slots], events_url=f"/api/v1/playground/{request_id}/events")
+
+
+def request_project(settings: Settings, request_id: str) -> int:
+    """The project a live request belongs to; PLAYGROUND_NOT_FOUND once it expired (or never was)."""
+    stored = get_redis().get(_key(settings, request_id, ":request"))
+    if stored is None:
+        raise AppError("PLAYGROUND_NOT_FOUND", f"playground request {request_id} does not exist or expired",
+                       {"request_id": request_id})
+    return int(json.loads(stored)["project_id"])
+
+
+def check_reader(session: Session, settings: Settings, principal: Principal, request_id: str) -> None:
+    """Only editors of the request's project read its stream (it shows what the runs generate for any prompt)."""
+    access.require_role(session, principal, request_project(settings, request_id), Role.editor, USING)
+
+
+async def stream_events(settings: Settings, request_id: str, last_event_id: str | None) -> AsyncIterator[str]:
+    """The request's events as Server-Sent Events from after `last_event_id` (from the start without one), then as
+    the worker adds them, until `end`."""
+    redis = get_async_redis()
+    key, after = _key(settings, request_id), last_event_id or "0-0"
+    try:
+        yield "retry: 1000\n\n"
+        while True:
+            answer = await redis.xread({key: after}, count=READ_BATCH, block=KEEPALIVE_MS)
+            if not answer:
+                if not await redis.exists(_key(settings, request_id, ":request")):
+                    yield sse("end", {"reason": "expired"})
+                    return
+                yield ": keep-alive\n\n"
+                continue
+            out = []
+            for entry_id, fields in answer[0][1]:
+                after = entry_id
+                event = fields["event"]
+                out.append(f"id: {entry_id}\nevent: {event}\ndata: {fields['data']}\n\n")
+                if event == "end":
+                    yield "".join(out)
+                    return
+            yield "".join(out)
+    finally:
+        await redis.aclose()
+
+
+class _Events:
+    """Appends one request's events to its stream, which lives as long as the request."""
+
+    def __init__(self, settings: Settings, request_id: str) -> None:
+        self._redis = get_redis()
+        self._key = _key(settings, request_id)
+
+    def add(self, event: str, **data: Any) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.xadd(self._key, {"event": event, "data": json.dumps(data, separators=(",", ":"))})
+        pipe.expire(self._key, REQUEST_TTL_S)
+        pipe.execute()
+
+
+def execute_request(request_id: str) -> None:
+    """On the inference worker: generate every slot's completion in turn, streaming each token. A duplicate delivery
+    finds the request claimed and exits; a slot that fails says why and the next one still runs."""
+    from tunelab.training.generation import Sampling, generate, render_prompt, warm_models
+
+    settings = get_settings()
+    redis = get_redis()
+    stored = redis.get(_key(settings, request_id, ":request"))
+    if stored is None or not redis.set(_key(settings, request_id, ":claimed"), "1", nx=True, ex=REQUEST_TTL_S):
+        log.info("playground request %s expired or already taken: dropped", request_id)
+        return
+    request = json.loads(stored)
+    sampling = Sampling(**request["sampling"])
+    events = _Events(settings, request_id)
+    try:
+        for slot in request["slots"]:
+            number = slot["slot"]
+            try:
+                loaded = warm_models.get(ModelSource(**slot["source"]))
+                events.add("started", slot=number)
+                prompt_text = render_prompt(loaded.tokenizer, request["prompt"], slot["chat_template"])
+                result = generate(loaded, prompt_text, sampling,
+                                  lambda piece, number=number: events.add("token", slot=number, text=piece))
+                events.add("done", slot=number, text=result.text, token_count=result.token_count,
+                           first_token_s=result.first_token_s, total_s=result.total_s)
+            except Exception as exc:  # noqa: BLE001  (the user sees why this model gave nothing)
+                log.exception("playground request %s, slot %s failed", request_id, number)
+                events.add("failed", slot=number, message=f"{type(exc).__name__}: {exc}")
+    finally:
+        events.add("end")
+
+
+def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
+    """The run's stored sample completions (samples.jsonl): prompt, expected, base and tuned."""
+    path: Path = artifacts.run_dir(settings, run.id) / "samples.jsonl"
+    if not path.is_file():
+        return []
+    samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{"prompt": s["prompt"], "expected": s.get("expected", ""), "base": s.get("base_completion"),
+             "tuned": s.get("completion", "")} for s in samples]
