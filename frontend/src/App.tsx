@@ -1,6 +1,5 @@
 import { Route, Routes } from "react-router";
 
-import { SignedInShell } from "./features/auth/components/SignedInShell";
 import { AcceptInvitePage } from "./routes/AcceptInvitePage";
 import { ComparePage } from "./routes/ComparePage";
 import { DatasetsPage } from "./routes/DatasetsPage";
@@ -11,6 +10,7 @@ import { RunPage } from "./routes/RunPage";
 import { RunsPage } from "./routes/RunsPage";
 import { SetupPage } from "./routes/SetupPage";
 import { SharedPage } from "./routes/SharedPage";
+import { SignedInShell } from "./routes/SignedInShell";
 import { SignInPage } from "./routes/SignInPage";
 import { SignUpPage } from "./routes/SignUpPage";
 import { TokensPage } from "./routes/TokensPage";

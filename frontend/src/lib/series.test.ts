@@ -72,7 +72,10 @@ describe("ema", () => {
     const heavy = ema(noisy, 0.99);
     const spread = (xs: (number | null)[]) => Math.abs(xs[199]! - xs[198]!);
     expect(spread(heavy)).toBeLessThan(spread(light));
-    for (const v of heavy) expect(v!).toBeGreaterThanOrEqual(0), expect(v!).toBeLessThanOrEqual(1);
+    for (const v of heavy) {
+      expect(v!).toBeGreaterThanOrEqual(0);
+      expect(v!).toBeLessThanOrEqual(1);
+    }
   });
 });
 

@@ -7,7 +7,7 @@ import { useSession } from "../features/auth/session";
 import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { MAX_COMPARE_RUNS, formatSelection, parseSelection } from "../features/compare/selection";
 import { useSearchUpdater } from "../features/metrics/controls";
-import { canEdit } from "../features/projects/roles";
+import { canEdit } from "../features/auth/roles";
 import { ShareButton } from "../features/shares/components/ShareButton";
 
 export function ComparePage() {

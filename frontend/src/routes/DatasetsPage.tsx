@@ -7,7 +7,7 @@ import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
 import { DatasetPreview } from "../features/datasets/components/DatasetPreview";
 import { DatasetsTable } from "../features/datasets/components/DatasetsTable";
 import { UploadCard } from "../features/datasets/components/UploadCard";
-import { canEdit } from "../features/projects/roles";
+import { canEdit } from "../features/auth/roles";
 import { modelsQueryOptions } from "../features/runs/api/queries";
 
 export function DatasetsPage() {

@@ -5,7 +5,7 @@ import { ErrorBox, Loading } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
 import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
 import { LaunchForm } from "../features/launch/LaunchForm";
-import { canEdit } from "../features/projects/roles";
+import { canEdit } from "../features/auth/roles";
 import { methodsQueryOptions, modelsQueryOptions, runQueryOptions } from "../features/runs/api/queries";
 
 export function NewRunPage() {

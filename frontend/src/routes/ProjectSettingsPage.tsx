@@ -1,11 +1,11 @@
 import { EmptyState } from "../components/ui/ui";
+import { canEdit, canOwn, ROLE_HELP } from "../features/auth/roles";
 import { useSession } from "../features/auth/session";
 import { AuditCard } from "../features/projects/components/AuditCard";
-import { InviteCard } from "../features/projects/components/InviteCard";
 import { MembersCard } from "../features/projects/components/MembersCard";
 import { ProjectCard } from "../features/projects/components/ProjectCard";
-import { canEdit, canOwn, ROLE_HELP } from "../features/projects/roles";
 import { ProjectSharesCard } from "../features/shares/components/ProjectSharesCard";
+import { InviteCard } from "../features/users/components/InviteCard";
 
 export function ProjectSettingsPage() {
   const { me, project } = useSession();

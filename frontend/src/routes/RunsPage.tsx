@@ -5,7 +5,7 @@ import { Link, useNavigate, useSearchParams } from "react-router";
 import { ErrorBox, Loading } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
 import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
-import { canEdit } from "../features/projects/roles";
+import { canEdit } from "../features/auth/roles";
 import { useCancelRun } from "../features/runs/api/mutations";
 import { methodsQueryOptions, modelsQueryOptions, runsQueryOptions } from "../features/runs/api/queries";
 import { RunsFilters } from "../features/runs/components/RunsFilters";

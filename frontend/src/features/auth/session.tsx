@@ -3,7 +3,7 @@ import { createContext, useCallback, useContext, useMemo, useState } from "react
 import type { ReactNode } from "react";
 
 import type { Role, Schemas } from "../../api/client";
-import { pickProjectId, readRememberedProject, rememberProject } from "../projects/currentProject";
+import { pickProjectId, readRememberedProject, rememberProject } from "./currentProject";
 
 export type Me = Schemas["MePublic"];
 export type Membership = Schemas["MembershipPublic"];

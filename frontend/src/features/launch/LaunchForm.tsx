@@ -6,7 +6,7 @@ import { Link, useNavigate } from "react-router";
 import { ApiError } from "../../api/client";
 import type { Run } from "../../api/client";
 import { Card, ErrorBox } from "../../components/ui/ui";
-import { useCreateRun } from "../runs/api/mutations";
+import { useCreateRun } from "../runs";
 import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults } from "./launchChoice";
 import type { Catalog, LaunchChoice } from "./launchChoice";
 import { EstimatePanel } from "./EstimatePanel";

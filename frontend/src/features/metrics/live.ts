@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import { withShareParam, type Run, type Schemas } from "../../api/client";
 import type { paths } from "../../client/schema";
 import { mergeLivePoints, type LivePoint, type Series } from "../../lib/series";
-import { runKeys } from "../runs/api/queries";
+import { runKeys } from "../runs";
 import { seriesByKey } from "./chartData";
 import { metricKeys } from "./api/queries";
 

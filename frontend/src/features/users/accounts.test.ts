@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import type { Membership } from "../auth/session";
+import type { Membership } from "../auth";
 import { accountStatus, ownedProjects, USER_ACTIONS, userActions, userCreateBody, type NewAccountForm, type User } from "./accounts";
 
 const ME = 1;

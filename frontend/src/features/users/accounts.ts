@@ -1,6 +1,6 @@
 // What the Users page shows for an account and offers to do with it (the server's rules, mirrored for the UI).
 import type { Role, Schemas } from "../../api/client";
-import type { Membership } from "../auth/session";
+import type { Membership } from "../auth";
 
 export type User = Schemas["UserPublic"];
 

@@ -7,13 +7,17 @@ import { Link } from "react-router";
 import type { Run } from "../../../api/client";
 import { EmptyState, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { runColor } from "../../../lib/series";
-import { metricsQueryOptions } from "../../metrics/api/queries";
-import { seriesByKey, type RunSeriesSet } from "../../metrics/chartData";
-import { ChartControls } from "../../metrics/components/ChartControls";
-import { MetricChartCard } from "../../metrics/components/MetricChartCard";
-import { useChartControls } from "../../metrics/controls";
-import { AXIS_KEYS, sortMetricKeys } from "../../metrics/keys";
-import { isFinished, runsQueryOptions } from "../../runs/api/queries";
+import {
+  AXIS_KEYS,
+  ChartControls,
+  MetricChartCard,
+  metricsQueryOptions,
+  seriesByKey,
+  sortMetricKeys,
+  useChartControls,
+  type RunSeriesSet,
+} from "../../metrics";
+import { isFinished, runsQueryOptions } from "../../runs";
 import { MAX_COMPARE_RUNS } from "../selection";
 import { statusChanged } from "../statusChanged";
 import { ConfigTable } from "./ConfigTable";
@@ -61,6 +65,7 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
       const m = byRun.get(run.id);
       return m ? [{ runId: run.id, label: run.name, color: runColor(run.id), series: seriesByKey(m.series) }] : [];
     });
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs (see above)
   }, [metrics.data, runLabels]);
 
   const keys = useMemo(

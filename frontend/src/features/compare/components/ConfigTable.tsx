@@ -1,7 +1,7 @@
 import { useState } from "react";
 
 import type { Run } from "../../../api/client";
-import { formatConfigValue } from "../../run/config";
+import { formatConfigValue } from "../../run";
 
 type Row = { field: string; values: string[]; differs: boolean };
 

@@ -3,10 +3,9 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 
 import { api, unwrap } from "../../../api/client";
 import type { Role, Schemas } from "../../../api/client";
-import { authKeys } from "../../auth/api/queries";
-import { datasetKeys } from "../../datasets/api/queries";
-import { runKeys } from "../../runs/api/queries";
-import { userKeys } from "../../users/api/queries";
+import { authKeys } from "../../auth";
+import { datasetKeys } from "../../datasets";
+import { runKeys } from "../../runs";
 import { projectKeys } from "./queries";
 
 function useRefresh(projectId?: number) {
@@ -84,15 +83,5 @@ export function useRemoveMember(projectId: number) {
         }),
       ),
     onSuccess: refresh,
-  });
-}
-
-/** An admin creates the account without a password: the answer's invite_url is shown once. */
-export function useInviteUser(projectId: number) {
-  const refresh = useRefresh(projectId);
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: async (body: Schemas["UserCreate"]) => unwrap(await api.POST("/api/v1/users", { body })),
-    onSuccess: () => Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: userKeys.all })]),
   });
 }

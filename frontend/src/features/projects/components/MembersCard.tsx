@@ -6,10 +6,9 @@ import type { Role } from "../../../api/client";
 import { formErrors } from "../../../api/formErrors";
 import { Card, ErrorBox, Field, fieldProps, Loading } from "../../../components/ui/ui";
 import { formatDateTime, formatRelative } from "../../../lib/format";
-import { useSession } from "../../auth/session";
+import { canOwn, ROLE_HELP, ROLES, useSession } from "../../auth";
 import { useAddMember, useChangeMemberRole, useRemoveMember } from "../api/mutations";
 import { membersQueryOptions } from "../api/queries";
-import { canOwn, ROLE_HELP, ROLES } from "../roles";
 
 export function MembersCard({ projectId, role }: { projectId: number; role: Role | null }) {
   const { me } = useSession();

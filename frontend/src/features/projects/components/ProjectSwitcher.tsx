@@ -1,7 +1,7 @@
 import { useState } from "react";
 
 import { Modal } from "../../../components/ui/ui";
-import { useSession } from "../../auth/session";
+import { useSession } from "../../auth";
 import { CreateProjectForm } from "./CreateProjectForm";
 
 /** The project every page works in: its runs, its datasets, where new runs and uploads go. */

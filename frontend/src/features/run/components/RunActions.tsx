@@ -2,10 +2,9 @@
 import { Link } from "react-router";
 
 import type { Role, Run } from "../../../api/client";
-import { canEdit } from "../../projects/roles";
-import { useCancelRun, useResumeRun } from "../../runs/api/mutations";
-import { isFinished } from "../../runs/api/queries";
-import { ShareButton } from "../../shares/components/ShareButton";
+import { canEdit } from "../../auth";
+import { isFinished, useCancelRun, useResumeRun } from "../../runs";
+import { ShareButton } from "../../shares";
 import { resumeLabel } from "../resume";
 import { ExportButton } from "./ExportButton";
 

@@ -6,14 +6,18 @@ import { useCallback, useMemo, useRef, type ReactNode } from "react";
 import { ApiError, type Run } from "../../../api/client";
 import { EmptyState, ErrorBox, Loading } from "../../../components/ui/ui";
 import { runColor, type Series } from "../../../lib/series";
-import { runMetricsQueryOptions } from "../../metrics/api/queries";
-import type { RunSeriesSet } from "../../metrics/chartData";
-import { ChartControls } from "../../metrics/components/ChartControls";
-import { MetricChartCard } from "../../metrics/components/MetricChartCard";
-import { useChartControls } from "../../metrics/controls";
-import { AXIS_KEYS, RUN_CHART_KEYS, sortMetricKeys } from "../../metrics/keys";
-import { useLiveRunSeries } from "../../metrics/live";
-import { isFinished, runQueryOptions } from "../../runs/api/queries";
+import {
+  AXIS_KEYS,
+  ChartControls,
+  MetricChartCard,
+  RUN_CHART_KEYS,
+  runMetricsQueryOptions,
+  sortMetricKeys,
+  useChartControls,
+  useLiveRunSeries,
+  type RunSeriesSet,
+} from "../../metrics";
+import { isFinished, runQueryOptions } from "../../runs";
 import { artifactKeys } from "../api/queries";
 import { ArtifactsCard } from "./ArtifactsCard";
 import { ConfigCard } from "./ConfigCard";
@@ -62,6 +66,7 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
 
   const runs = useMemo<RunSeriesSet[]>(
     () => (run && series ? [{ runId, label: run.name, color: runColor(runId), series }] : []),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- run's live fields (status, progress) change no series
     [runId, run?.name, series],
   );
   const onLossDraw = useDrawnSteps(series);

@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 
 import { api, unwrap } from "../../../api/client";
 import type { Schemas } from "../../../api/client";
-import { projectKeys } from "../../projects/api/queries";
+import { projectKeys } from "../../projects";
 import { shareKeys } from "./queries";
 
 function useRefresh() {

@@ -2,7 +2,7 @@
 import { ErrorBox } from "../../../components/ui/ui";
 import { formatDateTime, formatRelative } from "../../../lib/format";
 import { absoluteUrl } from "../../../lib/url";
-import { useSession } from "../../auth/session";
+import { useSession } from "../../auth";
 import { ACCOUNT_STATUS, accountStatus, USER_ACTIONS, userActions, type User, type UserAction } from "../accounts";
 import { useReissueInvitation, useUpdateUser } from "../api/mutations";
 import { IssuedInviteBox, type IssuedInvite } from "./IssuedInvite";

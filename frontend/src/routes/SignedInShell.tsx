@@ -1,16 +1,17 @@
-// The signed-in app's frame: it checks the install and the session, then shows the top bar and the page.
+// The signed-in app's frame (a layout route): it checks the install and the session, then shows the top bar (the
+// account's menu, the project switcher) and the page. It composes features, so it lives here, not in one of them.
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from "react-router";
 
-import { Card, ErrorBox, Loading } from "../../../components/ui/ui";
-import { CreateProjectForm } from "../../projects/components/CreateProjectForm";
-import { ProjectSwitcher } from "../../projects/components/ProjectSwitcher";
-import { canEdit } from "../../projects/roles";
-import { meQueryOptions, setupQueryOptions } from "../api/queries";
-import { isAuthRequired, signInPath } from "../redirect";
-import { SessionProvider, useSession } from "../session";
-import { UserMenu } from "./UserMenu";
+import { Card, ErrorBox, Loading } from "../components/ui/ui";
+import { meQueryOptions, setupQueryOptions } from "../features/auth/api/queries";
+import { UserMenu } from "../features/auth/components/UserMenu";
+import { isAuthRequired, signInPath } from "../features/auth/redirect";
+import { canEdit } from "../features/auth/roles";
+import { SessionProvider, useSession } from "../features/auth/session";
+import { CreateProjectForm } from "../features/projects/components/CreateProjectForm";
+import { ProjectSwitcher } from "../features/projects/components/ProjectSwitcher";
 
 export function SignedInShell() {
   const setup = useQuery(setupQueryOptions());

@@ -5,8 +5,8 @@ import type { Role } from "../../../api/client";
 import { formErrors } from "../../../api/formErrors";
 import { Card, CopyField, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
 import { absoluteUrl } from "../../../lib/url";
+import { ROLE_HELP, ROLES } from "../../auth";
 import { useInviteUser } from "../api/mutations";
-import { ROLE_HELP, ROLES } from "../roles";
 
 /** `projectName`: the project they join (you must own it); null: the account joins no project yet. */
 export function InviteCard({ projectId, projectName }: { projectId: number; projectName: string | null }) {

@@ -1,0 +1,78 @@
+// `npm run lint`: TypeScript and React hooks rules, and the frontend's boundaries (README "Frontend code"):
+// a feature reaches another only through its public index.ts, no import cycles, the API only through the client.
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+import js from "@eslint/js";
+import { createNodeResolver, importX } from "eslint-plugin-import-x";
+import reactHooks from "eslint-plugin-react-hooks";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+// Read from the tree so that a new feature is bounded from its first file, without editing this list.
+const features = readdirSync(new URL("./src/features", import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+
+const featureBoundaries = features.flatMap((target) =>
+  features
+    .filter((from) => from !== target)
+    .map((from) => ({
+      target: `./src/features/${target}`,
+      from: `./src/features/${from}`,
+      except: ["./index.ts"],
+      message: `import it from features/${from}/index.ts (its public API), exporting it there if needed`,
+    })),
+);
+
+const networkOutsideClient = "call the API through the generated client (src/api/client.ts: api.GET/POST …) instead";
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "src/client/**"] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    files: ["**/*.{ts,tsx}"],
+    languageOptions: { globals: globals.browser },
+    // Only the two classic hooks rules: the plugin's React Compiler rules (refs, set-state-in-effect, purity …) judge
+    // code for a compiler this app does not use, and flag its deliberate latest-value refs.
+    plugins: { "import-x": importX, "react-hooks": reactHooks },
+    settings: {
+      // The node resolver with TypeScript's extensions: the sources import without extensions, and ../client/schema
+      // is a .d.ts.
+      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".tsx", ".d.ts", ".js", ".json"] })],
+    },
+    rules: {
+      "import-x/no-restricted-paths": ["error", { basePath: root, zones: featureBoundaries }],
+      "import-x/no-cycle": ["error", { ignoreExternal: true }],
+      "no-restricted-globals": [
+        "error",
+        { name: "fetch", message: networkOutsideClient },
+        { name: "XMLHttpRequest", message: networkOutsideClient },
+      ],
+      "no-restricted-properties": [
+        "error",
+        { object: "window", property: "fetch", message: networkOutsideClient },
+        { object: "globalThis", property: "fetch", message: networkOutsideClient },
+        { object: "self", property: "fetch", message: networkOutsideClient },
+        { object: "window", property: "XMLHttpRequest", message: networkOutsideClient },
+        { object: "globalThis", property: "XMLHttpRequest", message: networkOutsideClient },
+      ],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "react-hooks/rules-of-hooks": "error",
+      // An effect that leaves out a dependency on purpose says why, beside an eslint-disable-next-line.
+      "react-hooks/exhaustive-deps": "error",
+    },
+  },
+  {
+    // The one module that talks to the network (openapi-fetch calls fetch inside it).
+    files: ["src/api/client.ts"],
+    rules: { "no-restricted-globals": "off", "no-restricted-properties": "off" },
+  },
+  {
+    files: ["*.config.{js,ts}"],
+    languageOptions: { globals: globals.node },
+  },
+);

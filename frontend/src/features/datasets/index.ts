@@ -1,0 +1,2 @@
+// The datasets feature's public API for other features.
+export { datasetKeys } from "./api/queries";

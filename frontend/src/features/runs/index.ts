@@ -1,0 +1,3 @@
+// The runs feature's public API for other features: run queries, their cache keys and the run mutations.
+export { useCancelRun, useCreateRun, useResumeRun } from "./api/mutations";
+export { isFinished, runKeys, runQueryOptions, runsQueryOptions } from "./api/queries";

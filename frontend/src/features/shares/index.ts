@@ -1,0 +1,2 @@
+// The shares feature's public API for other features.
+export { ShareButton } from "./components/ShareButton";
