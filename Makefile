@@ -28,6 +28,7 @@ test: $(INSTALLED) test-deps models $(FRONTEND_BUILT)
 	$(BIN)/ruff check backend tests scripts migrations
 	$(BIN)/mypy
 	cd frontend && npm test --silent
+	cd frontend && npm run lint --silent
 	$(BIN)/python -m pytest
 
 ## Retake the README's screenshots (docs/screenshots) with the end-to-end UI tests; `make test` never rewrites them.
