@@ -1,6 +1,9 @@
-"""The run page's charts in Chromium: leaving for a comparison and coming back throws nothing; the legend shows
-the logged latest value beside the smoothed one."""
+"""The run page's charts in Chromium: the legend shows the logged latest value beside the smoothed one; a drag zooms
+every chart of the page on x and a double-click resets them; a chart exports its data as CSV and its picture as PNG;
+the system metrics open in their own section; leaving for a comparison and coming back throws nothing."""
 
+import csv
+import io
 import re
 
 import pytest
@@ -9,7 +12,29 @@ from tests.e2e.conftest import screenshot
 from tests.worker.conftest import launch, series, wait_finished
 
 
-def test_run_page_to_compare_and_back_throws_no_chart_errors(page, api, worker, sample_dataset):
+def x_range(page, key: str) -> tuple[float, float]:
+    """The x range the chart of `key` shows (its data-x-range attribute)."""
+    low, high = page.get_attribute(f'[data-testid="chart-{key}"]', "data-x-range").split(",")
+    return float(low), float(high)
+
+
+def drag_across(page, key: str, start: float, end: float) -> None:
+    """Drag over the chart of `key` from `start` to `end`, as fractions of its plot area's width."""
+    box = page.locator(f'[data-testid="chart-{key}"] .u-over').bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * start, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * end, y, steps=8)
+    page.mouse.up()
+
+
+def download(page, card, button: str):
+    with page.expect_download() as info:
+        card.get_by_role("button", name=button, exact=True).click()
+    return info.value
+
+
+def test_run_page_charts_zoom_together_export_and_survive_compare_and_back(page, api, worker, sample_dataset):
     run = launch(api, "lora", sample_dataset["id"], max_steps=2, eval_steps=2)
     assert wait_finished(api, run["id"])["status"] == "succeeded"
     page.goto(f"/runs/{run['id']}")
@@ -22,6 +47,41 @@ def test_run_page_to_compare_and_back_throws_no_chart_errors(page, api, worker, 
     # Two points under the default smoothing: the EMA differs from the last logged value, and both are shown.
     assert float(smoothed.removeprefix("smoothed ")) != pytest.approx(logged, rel=1e-3)
     screenshot(page, "run-page-two-steps")
+
+    # A drag on the train loss zooms every chart to the same steps; a double-click on another resets them all to
+    # their own data (eval/loss starts at step 0, train/loss at step 1).
+    page.wait_for_selector('[data-testid="chart-eval/loss"][data-points="2"]')
+    full_train, full_eval = x_range(page, "train/loss"), x_range(page, "eval/loss")
+    assert full_train == (1, 2) and full_eval == (0, 2)
+    drag_across(page, "train/loss", 0.25, 0.75)
+    zoomed = x_range(page, "train/loss")
+    assert 1.1 < zoomed[0] < zoomed[1] < 1.9
+    for key in ("eval/loss", "train/learning_rate", "train/grad_norm"):
+        assert x_range(page, key) == pytest.approx(zoomed), key
+    page.dblclick('[data-testid="chart-eval/loss"] .u-over')
+    assert x_range(page, "train/loss") == full_train and x_range(page, "eval/loss") == full_eval
+
+    # Each chart card exports the chart's series (step and the raw logged values) and its picture.
+    card = page.locator("section.chart-card", has=page.locator('[data-testid="chart-train/loss"]'))
+    exported = download(page, card, "CSV")
+    assert exported.suggested_filename == "train-loss.csv"
+    rows = list(csv.reader(io.StringIO(open(exported.path(), encoding="utf-8").read())))
+    logged = series(api, run["id"], "train/loss")
+    assert rows[0] == ["step", run["name"]]
+    assert [int(row[0]) for row in rows[1:]] == logged["step"] == [1, 2]
+    assert [float(row[1]) for row in rows[1:]] == pytest.approx(logged["value"], rel=1e-9)
+    picture = download(page, card, "PNG")
+    assert picture.suggested_filename == "train-loss.png"
+    assert open(picture.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+    # The worker's CPU and memory samples are charted in a collapsed System section, not among the training charts.
+    assert page.locator('.chart-grid [data-testid^="chart-system/"]').count() == page.locator(
+        '[data-testid="system-metrics"] [data-testid^="chart-system/"]').count() > 0
+    rss_chart = page.locator('[data-testid="chart-system/rss_bytes"]')
+    assert not rss_chart.is_visible()
+    page.click('[data-testid="system-metrics"] summary')
+    assert rss_chart.get_attribute("data-points") == "2" and rss_chart.is_visible()
+    assert rss_chart.locator("canvas").bounding_box()["width"] > 200
 
     page.click('a:has-text("Compare…")')
     page.wait_for_url(re.compile(r"/compare\?runs="))

@@ -204,7 +204,10 @@ export function LineChart({
         ],
         setScale: [
           (u, scaleKey) => {
-            if (scaleKey !== "x" || !userZoom || destroyed) return;
+            if (scaleKey !== "x" || destroyed) return;
+            // What the chart shows on x, for tests and tools that read the page.
+            root.dataset.xRange = `${u.scales.x.min},${u.scales.x.max}`;
+            if (!userZoom) return;
             userZoom = false;
             const { min, max } = u.scales.x;
             if (min !== undefined && max !== undefined) zoom?.group.zoom(member, { min, max });

@@ -9,10 +9,12 @@ import { runColor, type Series } from "../../../lib/series";
 import {
   AXIS_KEYS,
   ChartControls,
+  isSystemKey,
   MetricChartCard,
   RUN_CHART_KEYS,
   runMetricsQueryOptions,
   sortMetricKeys,
+  SystemMetricsSection,
   useChartControls,
   useLiveRunSeries,
   type RunSeriesSet,
@@ -79,7 +81,7 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
   if (!run) return null;
 
   const otherKeys = sortMetricKeys(Object.keys(series ?? {})).filter(
-    (key) => !AXIS_KEYS.has(key) && !(RUN_CHART_KEYS as readonly string[]).includes(key),
+    (key) => !AXIS_KEYS.has(key) && !isSystemKey(key) && !(RUN_CHART_KEYS as readonly string[]).includes(key),
   );
 
   return (
@@ -102,6 +104,7 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
           />
         ))}
       </div>
+      <SystemMetricsSection runs={runs} controls={controls} />
       {downloads && <LogTail runId={runId} active={active} />}
       <div className={downloads ? "grid-2 run-bottom" : "run-bottom"}>
         <ConfigCard run={run} />
