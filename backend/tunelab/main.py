@@ -27,6 +27,7 @@ from tunelab.api.routes import (
     projects,
     runs,
     shares,
+    studies,
     users,
 )
 from tunelab.core.errors import AppError, error_payload
@@ -100,8 +101,8 @@ def create_app() -> FastAPI:
     app.add_middleware(InvalidCharactersMiddleware)
     app.add_middleware(RequestIdMiddleware)
 
-    routers = [m.router for m in (auth, users, projects, runs, exports, metrics, datasets, shares, models, methods,
-                                  estimates, playground, health)]
+    routers = [m.router for m in (auth, users, projects, runs, exports, metrics, datasets, shares, studies, models,
+                                  methods, estimates, playground, health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.state.route_policies = route_policy_table(routers, API_PREFIX)

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from tests.api.teams_helpers import (
     API,
     ARTIFACT_PATH,
+    IDLE_QUEUE,
     PASSWORD,
     BrowserSession,
     Team,
@@ -70,7 +71,7 @@ RUN_DOWNLOAD = "401  ok   ok   ok   404  404  403   ok"
 DATASET_VIEW = "401  ok   ok   ok   404  404  401   ok"
 
 # The 404 that hides what a caller is not a member of (SHARE_NOT_FOUND: a link of a project you are not in).
-NOT_MEMBER_CODES = {"PROJECT_NOT_FOUND", "RUN_NOT_FOUND", "DATASET_NOT_FOUND", "SHARE_NOT_FOUND"}
+NOT_MEMBER_CODES = {"PROJECT_NOT_FOUND", "RUN_NOT_FOUND", "DATASET_NOT_FOUND", "SHARE_NOT_FOUND", "STUDY_NOT_FOUND"}
 
 
 @dataclass
@@ -99,6 +100,7 @@ class World:
     link_a: str
     invite_token: str
     _links: dict[int, str] = field(default_factory=dict)
+    _study_links: dict[int, str] = field(default_factory=dict)
 
     @property
     def project_id(self) -> int:
@@ -172,6 +174,27 @@ class World:
         get_redis().set(f"{prefix}:{request_id}:request", json.dumps({"project_id": self.project_id}), ex=600)
         get_redis().xadd(f"{prefix}:{request_id}", {"event": "end", "data": "{}"})
         return request_id
+
+    def study_body(self) -> dict:
+        """A study of one run that no worker takes (its queue is never consumed)."""
+        return {"project_id": self.project_id, "name": unique("matrix-study"), "model": "tunelab-tiny",
+                "dataset_id": self.dataset_id, "methods": ["lora"], "seeds": [1], "budget": {"max_steps": 2},
+                "queue": IDLE_QUEUE}
+
+    def new_study(self) -> int:
+        response = self.http.post(f"{API}/studies", json=self.study_body(), headers=self.team.editor.headers)
+        assert response.status_code == 201, response.text
+        return response.json()["study"]["id"]
+
+    def study_share_for(self, who: str, study_id: int) -> dict[str, str] | None:
+        """The share column calls a study with a link to that very study."""
+        if who != "share":
+            return None
+        if study_id not in self._study_links:
+            response = self.http.post(f"{API}/studies/{study_id}/shares", headers=self.team.owner.headers)
+            assert response.status_code == 201, response.text
+            self._study_links[study_id] = response.json()["token"]
+        return share_header(self._study_links[study_id])
 
     def new_run(self, finished: bool) -> int:
         run_id = launch_external(self.http, self.team.editor, self.project_id)["id"]
@@ -332,6 +355,29 @@ TABLE: dict[tuple[str, str], Row] = {
         "signed_in share:editor", PROJECT_EDIT,
         lambda w, who: Call(f"/shares/{create_share(w.http, w.team.owner, [w.run_a])['id']}")),
     ("GET", "/api/v1/shared/{token}"): Row("public", PUBLIC, _static("/shared/{w.link_a}")),
+    # Studies
+    ("GET", "/api/v1/studies"): Row("signed_in", SIGNED_IN, _static("/studies")),
+    ("POST", "/api/v1/studies"): Row("signed_in", PROJECT_EDIT, lambda w, who: Call("/studies", json=w.study_body())),
+    ("GET", "/api/v1/studies/{study_id}"): Row(
+        "study:viewer", RUN_VIEW,
+        lambda w, who: Call(f"/studies/{(study_id := w.new_study())}", headers=w.study_share_for(who, study_id))),
+    ("DELETE", "/api/v1/studies/{study_id}"): Row(
+        "signed_in_or_share study:editor", RUN_EDIT,
+        lambda w, who: Call(f"/studies/{(study_id := w.new_study())}", headers=w.study_share_for(who, study_id))),
+    ("POST", "/api/v1/studies/{study_id}/runs"): Row(
+        "signed_in_or_share study:editor", RUN_EDIT,
+        lambda w, who: Call(f"/studies/{(study_id := w.new_study())}/runs", headers=w.study_share_for(who, study_id),
+                            json={"seeds": [2]})),
+    ("POST", "/api/v1/studies/{study_id}/clone"): Row(
+        "signed_in_or_share study:editor", RUN_EDIT,
+        lambda w, who: Call(f"/studies/{(study_id := w.new_study())}/clone",
+                            headers=w.study_share_for(who, study_id))),
+    ("POST", "/api/v1/studies/{study_id}/shares"): Row(
+        "signed_in_or_share study:editor", RUN_EDIT,
+        lambda w, who: Call(f"/studies/{(study_id := w.new_study())}/shares",
+                            headers=w.study_share_for(who, study_id))),
+    ("POST", "/api/v1/cost-table"): Row(
+        "signed_in_or_share", RUN_VIEW, lambda w, who: Call("/cost-table", json={"run_ids": [w.run_a]})),
     # The rest
     ("GET", "/api/v1/models"): Row("signed_in", SIGNED_IN, _static("/models")),
     ("GET", "/api/v1/methods"): Row("public", PUBLIC, _static("/methods")),

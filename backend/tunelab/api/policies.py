@@ -17,7 +17,7 @@ from tunelab.api.deps import SessionDep
 from tunelab.core.errors import AppError
 from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csrf_matches
 from tunelab.core.settings import get_settings
-from tunelab.db.models import Dataset, Project, Role, Run, ShareLink
+from tunelab.db.models import Dataset, Project, Role, Run, ShareLink, Study
 from tunelab.schemas.common import ResourceId
 from tunelab.services import access, auth, principal_cache, shares
 from tunelab.services.principal import Principal
@@ -150,6 +150,14 @@ def _run_policy(role: Role, doing: str, downloads: bool = False) -> Callable:
     return check
 
 
+def _study_policy(role: Role, doing: str) -> Callable:
+    @policy(f"study:{role.value}")
+    def check(study_id: ResourceId, session: SessionDep, principal: ReaderDep) -> Study:
+        return access.study(session, principal, study_id, role, doing)
+
+    return check
+
+
 def _dataset_policy(role: Role, doing: str) -> Callable:
     @policy(f"dataset:{role.value}")
     def check(dataset_id: ResourceId, session: SessionDep, principal: UserDep) -> Dataset:
@@ -179,15 +187,17 @@ RunCanceler = Annotated[Run, Depends(_run_policy(Role.editor, "canceling a run")
 RunCloner = Annotated[Run, Depends(_run_policy(Role.editor, "cloning a run"))]
 RunResumer = Annotated[Run, Depends(_run_policy(Role.editor, "resuming a run"))]
 RunDeleter = Annotated[Run, Depends(_run_policy(Role.editor, "deleting a run"))]
+RunEditor = Annotated[Run, Depends(_run_policy(Role.editor, "editing a run"))]
 RunExporter = Annotated[Run, Depends(_run_policy(Role.editor, "exporting a merged model"))]
 RunLogger = Annotated[Run, Depends(_run_policy(Role.editor, "logging metrics"))]
 DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading"))]
+StudyReader = Annotated[Study, Depends(_study_policy(Role.viewer, "reading"))]
+StudyEditor = Annotated[Study, Depends(_study_policy(Role.editor, "changing a study"))]
 ShareManaged = Annotated[ShareLink, Depends(_share_to_manage)]
 
 
 def route_policies(route: APIRoute) -> list[str]:
     """The policy names a route's dependencies declare (walked through nested dependencies)."""
-RunEditor = Annotated[Run, Depends(_run_policy(Role.editor, "editing a run"))]
     found: list[str] = []
     pending = list(route.dependant.dependencies)
     while pending:

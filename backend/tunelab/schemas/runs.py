@@ -119,6 +119,7 @@ class RunPublic(BaseModel):
     seed: int
     queue: str
     external: bool
+    study_id: int | None = Field(None, description="The study the run was launched in (GET /studies/{study_id})")
     tags: list[str] = Field(default_factory=list, description="Sorted")
     notes: str | None = None
     status: RunStatus

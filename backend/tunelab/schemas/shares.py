@@ -18,11 +18,23 @@ class ShareCreate(BaseModel):
     allow_downloads: bool = Field(False, description="Let the link's holders download the runs' artifacts")
 
 
+ShareKind = Literal["run", "comparison", "study"]
+
+
+class StudyShareCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(None, max_length=200, description="Defaults to the study's name")
+    expires_at: datetime | None = Field(None, description="Never expires when omitted")
+    allow_downloads: bool = Field(False, description="Let the link's holders download the runs' artifacts")
+
+
 class SharePublic(BaseModel):
     id: int
     project_id: int
-    kind: Literal["run", "comparison"]
+    kind: ShareKind
     run_ids: list[int]
+    study_id: int | None = Field(None, description="The study a study link shows")
     title: str
     allow_downloads: bool
     created_by: str | None = Field(description="Email of who made the link")
@@ -47,9 +59,10 @@ class SharesPublic(BaseModel):
 class SharedViewPublic(BaseModel):
     """What a link's holder learns about the link: enough to render the shared page."""
 
-    kind: Literal["run", "comparison"]
+    kind: ShareKind
     title: str
     run_ids: list[int]
+    study_id: int | None = Field(None, description="The study a study link shows (GET /studies/{study_id})")
     allow_downloads: bool
     project_name: str
     shared_by: str | None

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
-from tunelab.db.models import Dataset, Project, ProjectMember, Role, Run
+from tunelab.db.models import Dataset, Project, ProjectMember, Role, Run, Study
 from tunelab.db.models.project import DEFAULT_PROJECT
 from tunelab.services.principal import Principal
 
@@ -117,6 +117,26 @@ def dataset(session: Session, principal: Principal, dataset_id: int, needed: Rol
     if found is None:
         raise missing
     if found.bundled and needed == Role.viewer:
+        return found
+    if found.project_id not in roles(session, principal):
+        raise missing
+    require_role(session, principal, found.project_id, needed, doing)
+    return found
+
+
+def study(session: Session, principal: Principal, study_id: int, needed: Role = Role.viewer,
+          doing: str = "this") -> Study:
+    """A study the caller may read (needed=viewer) or change; a share link reaches only the study it shows."""
+    missing = AppError("STUDY_NOT_FOUND", f"study {study_id} does not exist", {"study_id": study_id})
+    if principal.share is not None:
+        if principal.share.study_id != study_id:
+            raise missing
+        if needed != Role.viewer:
+            raise AppError("FORBIDDEN", f"{READ_ONLY_LINK}; {doing} needs a signed-in {needed.value}")
+    found = session.get(Study, study_id)
+    if found is None:
+        raise missing
+    if principal.share is not None:
         return found
     if found.project_id not in roles(session, principal):
         raise missing

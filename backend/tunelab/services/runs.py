@@ -174,8 +174,8 @@ def _check_context_length(params: dict[str, Any], model_path: str) -> None:
                    [{"field": "params.max_length", "message": message, "context_length": context}])
 
 
-def _resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
-                      project_id: int) -> RunConfig:
+def resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
+                     project_id: int) -> RunConfig:
     """Check objective, method, params, model and dataset; return the full resolved config."""
     choice = resolve_training_choice(body.objective, body.method, body.params, queue,
                                      model_param_defaults(settings, body.model, body.method))
@@ -259,7 +259,7 @@ def create_run(session: Session, settings: Settings, body: RunCreate, broker: Br
                   seed=int(body.params.get("seed", 0)), queue=queue, external=True,
                   status=RunStatus.running, started_at=utcnow(), name=body.name or "")
     else:
-        config = _resolve_training(session, settings, body, queue, project_id)
+        config = resolve_training(session, settings, body, queue, project_id)
         run = Run(project_id=project_id, objective=config["objective"], method=config["method"], model=body.model,
                   dataset_id=config["dataset"]["id"], dataset_hash=config["dataset"]["content_hash"],
                   config=config, seed=config["params"]["seed"], queue=queue, name=body.name or "",

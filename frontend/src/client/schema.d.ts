@@ -184,6 +184,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cost-table": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read Cost Table
+         * @description The fair cost table of any runs (the compare view): cells are method × the params that differ.
+         */
+        post: operations["read_cost_table_api_v1_cost_table_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/datasets": {
         parameters: {
             query?: never;
@@ -336,6 +356,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/playground": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Playground Request
+         * @description One prompt (or a dataset row) to the runs' base model and each run, generated on an inference worker (queue
+         *     `infer`) with the chat template each run trained with. Editors of the project only. 409 when a run has not
+         *     succeeded or saved no weights, 422 when the runs have different base models; both name the run ids. Read the
+         *     completions, token by token, from `events_url`.
+         */
+        post: operations["create_playground_request_api_v1_playground_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/playground/{request_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Playground Events
+         * @description Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot},
+         *     `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, then
+         *     `end`.
+         */
+        get: operations["read_playground_events_api_v1_playground__request_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects": {
         parameters: {
             query?: never;
@@ -477,6 +542,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bulk Update Runs
+         * @description Tag, untag, delete or cancel many runs: all of them, or none when any one is not yours to change (403/404)
+         *     or cannot take the action (409: delete needs finished runs, cancel unfinished ones).
+         */
+        post: operations["bulk_update_runs_api_v1_runs_bulk_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Runs
+         * @description Every run GET /runs would list with the same filters (all of them, not one page): id, name, status, method,
+         *     objective, model, dataset, tags (comma-joined in CSV), seed, key params (and those filtered on), summary figures.
+         */
+        get: operations["export_runs_api_v1_runs_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}": {
         parameters: {
             query?: never;
@@ -492,7 +599,11 @@ export interface paths {
         delete: operations["delete_run_api_v1_runs__run_id__delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update Run
+         * @description Rename a run, set its notes, or replace its tags; fields left out stay as they are.
+         */
+        patch: operations["update_run_api_v1_runs__run_id__patch"];
         trace?: never;
     };
     "/api/v1/runs/{run_id}/archives/{folder}.zip": {
@@ -677,6 +788,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/metrics/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export Run Metrics
+         * @description Every logged point of the run (key, step, value, wall_time), ordered by key and step, at full resolution:
+         *     never downsampled, unlike GET /runs/{run_id}/metrics.
+         */
+        get: operations["export_run_metrics_api_v1_runs__run_id__metrics_export_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}/resume": {
         parameters: {
             query?: never;
@@ -692,6 +824,27 @@ export interface paths {
          *     the start when it saved none. It stays the same run: metrics and artifacts carry on.
          */
         post: operations["resume_run_api_v1_runs__run_id__resume_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Run Samples
+         * @description The completions the run's training wrote for a few eval prompts (samples.jsonl): prompt, expected, the base
+         *     model's and the tuned model's (greedy). Share links read them too.
+         */
+        get: operations["read_run_samples_api_v1_runs__run_id__samples_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -753,6 +906,112 @@ export interface paths {
          * @description Revoked at once: the next request with the token, from any open page, is refused.
          */
         delete: operations["revoke_share_api_v1_shares__share_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/studies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read Studies */
+        get: operations["read_studies_api_v1_studies_get"];
+        put?: never;
+        /**
+         * Create Study
+         * @description Launch one run per method × grid cell × seed with the same budget. Every run's config is checked first: one
+         *     bad combination is a 422 naming it, and nothing is created.
+         */
+        post: operations["create_study_api_v1_studies_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/studies/{study_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Study
+         * @description The study, its runs and their cost table (computed here, so every viewer sees the same "best").
+         */
+        get: operations["read_study_api_v1_studies__study_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Study
+         * @description The study goes; its runs are kept (no longer in a study) and its share links are revoked.
+         */
+        delete: operations["delete_study_api_v1_studies__study_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/studies/{study_id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone Study
+         * @description A new study with the same spec, its runs launched anew.
+         */
+        post: operations["clone_study_api_v1_studies__study_id__clone_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/studies/{study_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend Study
+         * @description More methods, grid values or seeds, trained with the study's budget.
+         */
+        post: operations["extend_study_api_v1_studies__study_id__runs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/studies/{study_id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Study Share
+         * @description A read-only link to the study page (its runs, extensions included); the token is in this answer only.
+         */
+        post: operations["create_study_share_api_v1_studies__study_id__shares_post"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -964,6 +1223,116 @@ export interface components {
              */
             next_before: number | null;
         };
+        /** CompletionSlot */
+        CompletionSlot: {
+            /**
+             * Chat Template
+             * @description Whether the prompt went through the chat template the run trained with
+             */
+            chat_template: boolean;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "base" | "run";
+            /** Label */
+            label: string;
+            /** Run Id */
+            run_id: number | null;
+            /**
+             * Slot
+             * @description The slot's number in the stream's events
+             */
+            slot: number;
+        };
+        /** CostColumn */
+        CostColumn: {
+            /**
+             * Better
+             * @enum {string}
+             */
+            better: "lower" | "higher";
+            /** Key */
+            key: string;
+            /** Label */
+            label: string;
+            /** Not Ranked Reason */
+            not_ranked_reason?: string | null;
+            /**
+             * Ranked
+             * @description False when the column's values may not be compared (see not_ranked_reason)
+             */
+            ranked: boolean;
+            /** Unit */
+            unit: string;
+        };
+        /** CostRow */
+        CostRow: {
+            /**
+             * Best
+             * @description Column keys where this cell beats the runner-up by more than the noise
+             */
+            best: string[];
+            /**
+             * Cell
+             * @description Method and grid values, e.g. 'lora · lora_r=8'
+             */
+            cell: string;
+            /** Grid */
+            grid: {
+                [key: string]: number | string | boolean;
+            };
+            /** Method */
+            method: string;
+            /** Run Ids */
+            run_ids: number[];
+            /**
+             * Values
+             * @description Column key -> mean ± spread over seeds (None: not measured)
+             */
+            values: {
+                [key: string]: components["schemas"]["CostValue"] | null;
+            };
+        };
+        /** CostTablePublic */
+        CostTablePublic: {
+            /** Columns */
+            columns: components["schemas"]["CostColumn"][];
+            /**
+             * Notes
+             * @description Why a column is not ranked, and the noise rule
+             */
+            notes: string[];
+            /** Rows */
+            rows: components["schemas"]["CostRow"][];
+            /**
+             * Target Loss
+             * @description The eval loss 'tokens to target' counts to: by default the worst cell's best eval loss
+             */
+            target_loss: number | null;
+        };
+        /** CostTableQuery */
+        CostTableQuery: {
+            /** Run Ids */
+            run_ids: number[];
+            /** Target Loss */
+            target_loss?: number | null;
+        };
+        /** CostValue */
+        CostValue: {
+            /** Mean */
+            mean: number;
+            /**
+             * N
+             * @description Runs the value is measured on
+             */
+            n: number;
+            /**
+             * Spread
+             * @description Sample standard deviation over the cell's runs; 0 with one run
+             */
+            spread: number;
+        };
         /**
          * DatasetFormat
          * @enum {string}
@@ -1031,6 +1400,19 @@ export interface components {
              */
             split_seed: number;
             stats: components["schemas"]["DatasetStats"];
+        };
+        /** DatasetRowPrompt */
+        DatasetRowPrompt: {
+            /**
+             * Dataset Id
+             * @description An id, 1 to 2^31-1
+             */
+            dataset_id: number;
+            /**
+             * Row
+             * @description 0-based row of the dataset; its prompt part is sent, its answer expected
+             */
+            row: number;
         };
         /** DatasetStats */
         DatasetStats: {
@@ -1589,6 +1971,56 @@ export interface components {
             /** Title */
             title: string;
         };
+        /** PlaygroundCreate */
+        PlaygroundCreate: {
+            /** @description Instead of prompt: a row of a dataset */
+            dataset_row?: components["schemas"]["DatasetRowPrompt"] | null;
+            /**
+             * Include Base
+             * @description A completion of the runs' base model too
+             * @default true
+             */
+            include_base: boolean;
+            /**
+             * Project Id
+             * @description An id, 1 to 2^31-1
+             */
+            project_id: number;
+            /** Prompt */
+            prompt?: string | null;
+            /**
+             * Run Ids
+             * @description Succeeded runs of one base model; each gets a completion
+             */
+            run_ids: number[];
+            sampling?: components["schemas"]["SamplingParams"];
+        };
+        /** PlaygroundPublic */
+        PlaygroundPublic: {
+            /**
+             * Events Url
+             * @description Server-Sent Events: `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, then `end`
+             */
+            events_url: string;
+            /**
+             * Expected
+             * @description The dataset row's answer, when the prompt came from one
+             */
+            expected: string | null;
+            /** Id */
+            id: string;
+            /** Project Id */
+            project_id: number;
+            /**
+             * Prompt
+             * @description The prompt text, or the dataset row's conversation
+             */
+            prompt: string | {
+                [key: string]: string;
+            }[];
+            /** Slots */
+            slots: components["schemas"]["CompletionSlot"][];
+        };
         /** ProjectCreate */
         ProjectCreate: {
             /**
@@ -1899,6 +2331,8 @@ export interface components {
             model: string;
             /** Name */
             name: string;
+            /** Notes */
+            notes?: string | null;
             /** Objective */
             objective: string;
             /**
@@ -1928,6 +2362,16 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             /** Status Reason */
             status_reason: string | null;
+            /**
+             * Study Id
+             * @description The study the run was launched in (GET /studies/{study_id})
+             */
+            study_id?: number | null;
+            /**
+             * Tags
+             * @description Sorted
+             */
+            tags?: string[];
             /** Tokens Per Second */
             tokens_per_second: number | null;
             /** Total Params */
@@ -1946,6 +2390,30 @@ export interface components {
             wall_time_s: number | null;
             /** Worker */
             worker: string | null;
+        };
+        /** RunSamplePublic */
+        RunSamplePublic: {
+            /**
+             * Base
+             * @description The base model's greedy completion (runs trained before it was written have none)
+             */
+            base: string | null;
+            /** Expected */
+            expected: string;
+            /** Prompt */
+            prompt: string;
+            /**
+             * Tuned
+             * @description The trained model's greedy completion
+             */
+            tuned: string;
+        };
+        /** RunSamplesPublic */
+        RunSamplesPublic: {
+            /** Count */
+            count: number;
+            /** Data */
+            data: components["schemas"]["RunSamplePublic"][];
         };
         /**
          * RunStatus
@@ -1973,6 +2441,60 @@ export interface components {
              */
             truncated_tokens: number;
         };
+        /**
+         * RunUpdate
+         * @description What an editor changes on a run: each field optional; `tags` replaces the whole list.
+         */
+        RunUpdate: {
+            /** Name */
+            name?: string | null;
+            /**
+             * Notes
+             * @description Free text; an empty string clears the notes
+             */
+            notes?: string | null;
+            /**
+             * Tags
+             * @description The run's tags after the change (a full replacement)
+             */
+            tags?: string[] | null;
+        };
+        /**
+         * RunsBulkAction
+         * @description One action on many runs, applied to all of them or (when any cannot take it) to none.
+         */
+        RunsBulkAction: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "tag" | "untag" | "delete" | "cancel";
+            /** Run Ids */
+            run_ids: number[];
+            /**
+             * Tags
+             * @description For tag and untag: the tags added to or removed from each run
+             */
+            tags?: string[] | null;
+        };
+        /** RunsBulkPublic */
+        RunsBulkPublic: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "tag" | "untag" | "delete" | "cancel";
+            /**
+             * Count
+             * @description Runs the action was applied to
+             */
+            count: number;
+            /**
+             * Data
+             * @description The runs after the action (empty after delete)
+             */
+            data: components["schemas"]["RunPublic"][];
+        };
         /** RunsPublic */
         RunsPublic: {
             /** Count */
@@ -1981,6 +2503,49 @@ export interface components {
             data: components["schemas"]["RunPublic"][];
             /** Next Cursor */
             next_cursor: string | null;
+        };
+        /** SamplingParams */
+        SamplingParams: {
+            /**
+             * Do Sample
+             * @description Sample (with temperature, top_p, top_k); greedy when false
+             * @default false
+             */
+            do_sample: boolean;
+            /**
+             * Ignore Eos
+             * @description Generate max_new_tokens even past the end-of-sequence token (what would the model say next?)
+             * @default false
+             */
+            ignore_eos: boolean;
+            /**
+             * Max New Tokens
+             * @description Tokens generated at most per model
+             * @default 64
+             */
+            max_new_tokens: number;
+            /**
+             * Seed
+             * @description Makes a sampled completion reproducible
+             * @default 0
+             */
+            seed: number;
+            /**
+             * Temperature
+             * @default 1
+             */
+            temperature: number;
+            /**
+             * Top K
+             * @description 0: no top-k cut
+             * @default 50
+             */
+            top_k: number;
+            /**
+             * Top P
+             * @default 1
+             */
+            top_p: number;
         };
         /** SetupPublic */
         SetupPublic: {
@@ -2040,7 +2605,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison";
+            kind: "run" | "comparison" | "study";
             /** Last Opened At */
             last_opened_at: string | null;
             /** Open Count */
@@ -2051,6 +2616,11 @@ export interface components {
             revoked_at: string | null;
             /** Run Ids */
             run_ids: number[];
+            /**
+             * Study Id
+             * @description The study a study link shows
+             */
+            study_id?: number | null;
             /** Title */
             title: string;
             /** Token */
@@ -2085,7 +2655,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison";
+            kind: "run" | "comparison" | "study";
             /** Last Opened At */
             last_opened_at: string | null;
             /** Open Count */
@@ -2096,6 +2666,11 @@ export interface components {
             revoked_at: string | null;
             /** Run Ids */
             run_ids: number[];
+            /**
+             * Study Id
+             * @description The study a study link shows
+             */
+            study_id?: number | null;
             /** Title */
             title: string;
         };
@@ -2112,13 +2687,18 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison";
+            kind: "run" | "comparison" | "study";
             /** Project Name */
             project_name: string;
             /** Run Ids */
             run_ids: number[];
             /** Shared By */
             shared_by: string | null;
+            /**
+             * Study Id
+             * @description The study a study link shows (GET /studies/{study_id})
+             */
+            study_id?: number | null;
             /** Title */
             title: string;
         };
@@ -2167,6 +2747,220 @@ export interface components {
              * @description 0: plain DDP; 1: optimizer states sharded; 2: gradients too; 3: weights too
              */
             zero_stage: number;
+        };
+        /** StudiesPublic */
+        StudiesPublic: {
+            /** Count */
+            count: number;
+            /** Data */
+            data: components["schemas"]["StudyPublic"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /**
+         * StudyBudget
+         * @description The same training for every run: a token budget (each run's max_steps is derived from its batch size and
+         *     max_length) or a number of optimizer steps.
+         */
+        StudyBudget: {
+            /**
+             * Max Steps
+             * @description Optimizer steps per run
+             */
+            max_steps?: number | null;
+            /**
+             * Train Tokens
+             * @description Training tokens per run (padded to max_length: steps = ceil(tokens / (batch × accumulation × processes × max_length)))
+             */
+            train_tokens?: number | null;
+        };
+        /** StudyClone */
+        StudyClone: {
+            /**
+             * Name
+             * @description Defaults to '<name> (clone)'
+             */
+            name?: string | null;
+        };
+        /** StudyCreate */
+        StudyCreate: {
+            budget: components["schemas"]["StudyBudget"];
+            /**
+             * Dataset Id
+             * @description Dataset of every run; its split seed fixes the eval rows
+             */
+            dataset_id: number;
+            /**
+             * Grid
+             * @description Up to 3 params, each with the values to try (e.g. lora_r: [8, 16]); a method gets the cells of the params it has
+             */
+            grid?: {
+                [key: string]: (number | string | boolean)[];
+            };
+            /**
+             * Methods
+             * @description Method names from GET /methods
+             */
+            methods: string[];
+            /**
+             * Model
+             * @description Base model of every run (a name from GET /models)
+             */
+            model: string;
+            /** Name */
+            name: string;
+            /**
+             * Objective
+             * @description Training objective, a name from GET /methods
+             * @default sft
+             */
+            objective: string;
+            /**
+             * Params
+             * @description Params shared by every run (max_length, per_device_train_batch_size, eval_split, …)
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Project Id
+             * @description Project to launch in; default as for POST /runs
+             */
+            project_id?: number | null;
+            /**
+             * Queue
+             * @description Worker queue; default from settings
+             */
+            queue?: string | null;
+            /**
+             * Seeds
+             * @description Every cell is trained once per seed
+             */
+            seeds?: number[];
+        };
+        /** StudyDetailPublic */
+        StudyDetailPublic: {
+            cost_table: components["schemas"]["CostTablePublic"];
+            /** Runs */
+            runs: components["schemas"]["RunPublic"][];
+            study: components["schemas"]["StudyPublic"];
+        };
+        /**
+         * StudyExtend
+         * @description More of the same study: methods, grid values or seeds added to its spec; the budget stays.
+         */
+        StudyExtend: {
+            /**
+             * Grid
+             * @description More values of the study's grid params
+             */
+            grid?: {
+                [key: string]: (number | string | boolean)[];
+            };
+            /** Methods */
+            methods?: string[];
+            /** Seeds */
+            seeds?: number[];
+        };
+        /** StudyPublic */
+        StudyPublic: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Created By
+             * @description Email of who launched it
+             */
+            created_by: string | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Project Id */
+            project_id: number;
+            /** Run Count */
+            run_count: number;
+            spec: components["schemas"]["StudySpec"];
+            /**
+             * Status Counts
+             * @description Runs per status
+             */
+            status_counts: {
+                [key: string]: number;
+            };
+        };
+        /** StudyShareCreate */
+        StudyShareCreate: {
+            /**
+             * Allow Downloads
+             * @description Let the link's holders download the runs' artifacts
+             * @default false
+             */
+            allow_downloads: boolean;
+            /**
+             * Expires At
+             * @description Never expires when omitted
+             */
+            expires_at?: string | null;
+            /**
+             * Title
+             * @description Defaults to the study's name
+             */
+            title?: string | null;
+        };
+        /**
+         * StudySpec
+         * @description What a study's runs are made from; kept with the study, so that extend and clone start from it.
+         */
+        StudySpec: {
+            budget: components["schemas"]["StudyBudget"];
+            /**
+             * Dataset Id
+             * @description Dataset of every run; its split seed fixes the eval rows
+             */
+            dataset_id: number;
+            /**
+             * Grid
+             * @description Up to 3 params, each with the values to try (e.g. lora_r: [8, 16]); a method gets the cells of the params it has
+             */
+            grid?: {
+                [key: string]: (number | string | boolean)[];
+            };
+            /**
+             * Methods
+             * @description Method names from GET /methods
+             */
+            methods: string[];
+            /**
+             * Model
+             * @description Base model of every run (a name from GET /models)
+             */
+            model: string;
+            /**
+             * Objective
+             * @description Training objective, a name from GET /methods
+             * @default sft
+             */
+            objective: string;
+            /**
+             * Params
+             * @description Params shared by every run (max_length, per_device_train_batch_size, eval_split, …)
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Queue
+             * @description Worker queue; default from settings
+             */
+            queue?: string | null;
+            /**
+             * Seeds
+             * @description Every cell is trained once per seed
+             */
+            seeds?: number[];
         };
         /** TimeEstimate */
         TimeEstimate: {
@@ -2780,6 +3574,57 @@ export interface operations {
             };
         };
     };
+    read_cost_table_api_v1_cost_table_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CostTableQuery"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CostTablePublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     read_datasets_api_v1_datasets_get: {
         parameters: {
             query?: {
@@ -3191,6 +4036,150 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_playground_request_api_v1_playground_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaygroundCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaygroundPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_playground_events_api_v1_playground__request_id__events_get: {
+        parameters: {
+            query?: {
+                /** @description Same as Last-Event-ID, for clients that cannot set it */
+                after?: string | null;
+            };
+            header?: {
+                /** @description Resume after this event */
+                "last-event-id"?: string | null;
+            };
+            path: {
+                /** @description A playground request's id */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3869,6 +4858,10 @@ export interface operations {
     read_runs_api_v1_runs_get: {
         parameters: {
             query?: {
+                sort?: "queued_at" | "name" | "status" | "method" | "best_eval_loss" | "tokens_per_second" | "wall_time_s";
+                order?: "asc" | "desc";
+                limit?: number;
+                cursor?: string | null;
                 /** @description Only this project's runs; default: all of yours */
                 project_id?: number | null;
                 status?: components["schemas"]["RunStatus"][] | null;
@@ -3879,10 +4872,12 @@ export interface operations {
                 q?: string | null;
                 /** @description Only these runs (the compare view) */
                 ids?: number[] | null;
-                sort?: "queued_at" | "name" | "status" | "method" | "best_eval_loss" | "tokens_per_second" | "wall_time_s";
-                order?: "asc" | "desc";
-                limit?: number;
-                cursor?: string | null;
+                /** @description Runs having every one of these tags */
+                tag?: string[] | null;
+                /** @description A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
+                param?: string[] | null;
+                /** @description A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, `max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= = */
+                metric?: string[] | null;
             };
             header?: never;
             path?: never;
@@ -3970,6 +4965,151 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    bulk_update_runs_api_v1_runs_bulk_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunsBulkAction"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunsBulkPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    export_runs_api_v1_runs_export_get: {
+        parameters: {
+            query?: {
+                /** @description csv or json */
+                format?: "csv" | "json";
+                /** @description Only this project's runs; default: all of yours */
+                project_id?: number | null;
+                status?: components["schemas"]["RunStatus"][] | null;
+                method?: string | null;
+                objective?: string | null;
+                model?: string | null;
+                /** @description Text found in the name, model or method */
+                q?: string | null;
+                /** @description Only these runs (the compare view) */
+                ids?: number[] | null;
+                /** @description Runs having every one of these tags */
+                tag?: string[] | null;
+                /** @description A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
+                param?: string[] | null;
+                /** @description A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, `max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= = */
+                metric?: string[] | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4109,6 +5249,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    update_run_api_v1_runs__run_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -4809,6 +6012,60 @@ export interface operations {
             };
         };
     };
+    export_run_metrics_api_v1_runs__run_id__metrics_export_get: {
+        parameters: {
+            query?: {
+                /** @description csv or json */
+                format?: "csv" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     resume_run_api_v1_runs__run_id__resume_post: {
         parameters: {
             query?: never;
@@ -4859,6 +6116,65 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    read_run_samples_api_v1_runs__run_id__samples_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSamplesPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5041,6 +6357,423 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    read_studies_api_v1_studies_get: {
+        parameters: {
+            query?: {
+                /** @description Only this project's studies; default: all of yours */
+                project_id?: number | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudiesPublic"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_study_api_v1_studies_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudyCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_study_api_v1_studies__study_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_study_api_v1_studies__study_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    clone_study_api_v1_studies__study_id__clone_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StudyClone"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    extend_study_api_v1_studies__study_id__runs_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StudyExtend"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StudyDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_study_share_api_v1_studies__study_id__shares_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                study_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StudyShareCreate"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareCreated"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

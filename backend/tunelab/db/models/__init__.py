@@ -9,8 +9,9 @@ from tunelab.db.models.project import Project, ProjectMember, Role
 from tunelab.db.models.run import Run, RunStatus, RunTag
 from tunelab.db.models.share import ShareLink
 from tunelab.db.models.signin import SigninFailures
+from tunelab.db.models.study import Study
 from tunelab.db.models.user import ApiToken, User, UserSession
 
 __all__ = ["ApiToken", "Artifact", "AuditEvent", "Dataset", "ExportStatus", "Metric", "MetricRollup", "MetricSummary",
-           "Project", "ProjectMember", "Role", "Run", "RunExport", "RunStatus", "RunTag", "ShareLink", "SigninFailures",
+           "Project", "ProjectMember", "Role", "Run", "RunExport", "RunStatus", "RunTag", "ShareLink", "SigninFailures", "Study",
            "User", "UserSession"]

@@ -1,0 +1,165 @@
+"""The fair cost table of a study or a comparison: per cell (method and grid values), the mean and spread over seeds
+of what a run costs and reaches, with a "best" only where it beats the runner-up by more than the noise.
+
+Pure: it takes the figures of each run and knows no SQL, so its rules are tested on plain values."""
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from tunelab.schemas.studies import CostColumn, CostRow, CostTablePublic, CostValue, GridValue
+
+# Below this relative difference, two single-seed measurements of time or process memory are noise: a CPU process's
+# resident set and step times move by a few percent from one run to the next of the same config.
+SINGLE_SEED_NOISE = 0.05
+
+
+@dataclass(frozen=True)
+class EvalSplit:
+    """What decides which rows a run evaluates on."""
+
+    dataset: str  # the dataset's content hash (or id, for runs without one)
+    split_seed: int | None
+    eval_fraction: float
+
+    def describe(self) -> str:
+        return f"dataset {self.dataset[:12]} with split seed {self.split_seed} and eval fraction {self.eval_fraction:g}"
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run, as the cost table reads it."""
+
+    run_id: int
+    method: str
+    grid: dict[str, GridValue]
+    base_model: str  # the model and its tokenizer: eval losses of different ones are not comparable
+    eval_split: EvalSplit | None  # None: the run did not evaluate (or is external and did not say)
+    tokens_per_second: float | None = None  # inside training steps, evaluations excluded
+    trainable_percent: float | None = None
+    model_state_bytes: int | None = None
+    cuda_peak_bytes: int | None = None
+    process_peak_rss_bytes: int | None = None
+    best_eval_loss: float | None = None
+    eval_losses: Sequence[tuple[int, float]] = ()  # (step, eval loss), by step
+    # Training tokens seen by a step, as the trainer counted them (None: not logged by then); read only for the step
+    # a run reaches the target at, so a long run's whole token history is never loaded.
+    tokens_seen_at: Callable[[int], float | None] | None = None
+    tokens_per_step: float | None = None  # padded batch × max_length, where tokens seen were not logged
+
+    @property
+    def cell(self) -> str:
+        values = ", ".join(f"{name}={value}" for name, value in sorted(self.grid.items()))
+        return f"{self.method} · {values}" if values else self.method
+
+
+@dataclass(frozen=True)
+class _Column:
+    key: str
+    label: str
+    unit: str
+    measured: bool  # a measurement that moves between identical runs (time, process memory), not a count
+    compares_eval: bool = False  # an eval loss, or derived from one: needs one tokenizer and one eval split
+
+
+COLUMNS = (
+    _Column("seconds_per_1k_tokens", "Training time per 1k tokens (eval excluded)", "s", measured=True),
+    _Column("trainable_percent", "Trainable params", "%", measured=False),
+    _Column("model_state_bytes", "Model state memory", "bytes", measured=False),
+    _Column("cuda_peak_bytes", "CUDA peak memory", "bytes", measured=True),
+    _Column("process_peak_rss_bytes", "Process peak memory (RSS)", "bytes", measured=True),
+    _Column("best_eval_loss", "Best eval loss", "", measured=False, compares_eval=True),
+    _Column("tokens_to_target", "Tokens to target loss", "tokens", measured=False, compares_eval=True),
+)
+
+
+def tokens_to_reach(run: RunFigures, target: float) -> float | None:
+    """Training tokens seen when the run's eval loss first reached `target` (None: it never did)."""
+    step = next((s for s, loss in run.eval_losses if loss <= target), None)
+    if step is None:
+        return None
+    seen = run.tokens_seen_at(step) if run.tokens_seen_at is not None else None
+    if seen is not None:
+        return seen
+    return step * run.tokens_per_step if run.tokens_per_step else None
+
+
+def _value(run: RunFigures, key: str, target: float | None) -> float | None:
+    if key == "seconds_per_1k_tokens":
+        return 1000.0 / run.tokens_per_second if run.tokens_per_second else None
+    if key == "tokens_to_target":
+        return tokens_to_reach(run, target) if target is not None else None
+    value = getattr(run, key)
+    return float(value) if value is not None else None
+
+
+def _summarize(values: list[float]) -> CostValue | None:
+    if not values:
+        return None
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    return CostValue(mean=statistics.fmean(values), spread=spread, n=len(values))
+
+
+def beats_noise(best: CostValue, runner_up: CostValue, measured: bool) -> bool:
+    """Whether the best mean is ahead of the runner-up's by more than the noise: the larger of the two spreads over
+    seeds, and for a measurement of one run each, SINGLE_SEED_NOISE of the larger value."""
+    noise = max(best.spread, runner_up.spread)
+    if measured and best.n == 1 and runner_up.n == 1:
+        noise = max(noise, SINGLE_SEED_NOISE * max(abs(best.mean), abs(runner_up.mean)))
+    return abs(runner_up.mean - best.mean) > noise
+
+
+def eval_ranking_refusal(runs: Sequence[RunFigures]) -> str | None:
+    """Why eval losses of these runs may not be ranked against each other, or None when they may."""
+    models = sorted({run.base_model for run in runs})
+    if len(models) > 1:
+        return f"not ranked: runs use different base models and tokenizers: {', '.join(models)}"
+    splits = {run.eval_split for run in runs if run.eval_split is not None}
+    if len(splits) > 1:
+        described = "; ".join(sorted(split.describe() for split in splits))
+        return f"not ranked: runs use different eval splits: {described}"
+    return None
+
+
+@dataclass
+class _Cell:
+    method: str
+    grid: dict[str, GridValue]
+    runs: list[RunFigures] = field(default_factory=list)
+
+
+def cost_table(runs: Sequence[RunFigures], target_loss: float | None = None) -> CostTablePublic:
+    cells: dict[str, _Cell] = {}
+    for run in runs:
+        cells.setdefault(run.cell, _Cell(run.method, run.grid)).runs.append(run)
+    refusal = eval_ranking_refusal(runs)
+    if target_loss is None:
+        best_losses = [_summarize([r.best_eval_loss for r in cell.runs if r.best_eval_loss is not None])
+                       for cell in cells.values()]
+        measured_losses = [summary.mean for summary in best_losses if summary is not None]
+        target_loss = max(measured_losses) if measured_losses else None
+    values = {name: {column.key: _summarize([v for run in cell.runs
+                                             if (v := _value(run, column.key, target_loss)) is not None])
+                     for column in COLUMNS}
+              for name, cell in cells.items()}
+    best: dict[str, list[str]] = {name: [] for name in cells}
+    columns = []
+    for column in COLUMNS:
+        ranked = not (column.compares_eval and refusal)
+        columns.append(CostColumn(key=column.key, label=column.label, unit=column.unit, better="lower",
+                                  ranked=ranked, not_ranked_reason=None if ranked else refusal))
+        if not ranked:
+            continue
+        measured_cells = sorted(((summary.mean, name, summary) for name in cells
+                                 if (summary := values[name][column.key]) is not None), key=lambda item: item[0])
+        if len(measured_cells) >= 2 and beats_noise(measured_cells[0][2], measured_cells[1][2], column.measured):
+            best[measured_cells[0][1]].append(column.key)
+    notes = [refusal] if refusal else []
+    notes.append("best: ahead of the runner-up by more than the larger spread over seeds (and, for time and process "
+                 f"memory measured once, by more than {SINGLE_SEED_NOISE:.0%})")
+    rows = [CostRow(cell=name, method=cell.method, grid=cell.grid, run_ids=[r.run_id for r in cell.runs],
+                    values=values[name], best=best[name]) for name, cell in cells.items()]
+    return CostTablePublic(columns=columns, rows=rows,
+                           target_loss=target_loss if target_loss is None or math.isfinite(target_loss) else None,
+                           notes=notes)

@@ -1,0 +1,357 @@
+"""Studies: runs on one base model and one dataset, one per method × grid cell × seed, launched together with a
+matched budget (the same training tokens, eval split and seeds), every config validated before any run is queued;
+and what the study page reads: its runs and their fair cost table (services.cost_table)."""
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from tunelab.core.errors import AppError
+from tunelab.core.settings import Settings
+from tunelab.db.models import Metric, Run, ShareLink, Study, User
+from tunelab.schemas.runs import RunCreate
+from tunelab.schemas.studies import (
+    MAX_GRID_PARAMS,
+    MAX_SEEDS,
+    MAX_STUDY_RUNS,
+    CostTablePublic,
+    GridValue,
+    StudiesPublic,
+    StudyClone,
+    StudyCreate,
+    StudyDetailPublic,
+    StudyExtend,
+    StudyPublic,
+    StudySpec,
+)
+from tunelab.services import audit, runs, shares
+from tunelab.services.cost_table import EvalSplit, RunFigures, cost_table
+from tunelab.services.principal import Actor
+from tunelab.services.queue import Broker
+from tunelab.training import registry
+
+# Params a study sets for every run itself: the budget and the seeds are the study's, never one run's.
+BUDGET_PARAMS = frozenset({"max_steps", "num_train_epochs", "seed"})
+# Params that decide a run's tokens per step: a grid over them keeps the budget matched only when it is in tokens.
+TOKENS_PER_STEP_PARAMS = frozenset({"per_device_train_batch_size", "gradient_accumulation_steps", "max_length",
+                                    "num_processes"})
+# The eval split must be one for the whole study, or its eval losses cannot be ranked.
+SHARED_ONLY_PARAMS = BUDGET_PARAMS | {"eval_split"}
+
+
+def _refuse(field: str, message: str, **extra: Any) -> AppError:
+    return AppError("VALIDATION_ERROR", f"{field}: {message}", [{"field": field, "message": message, **extra}])
+
+
+def get_study(session: Session, study_id: int) -> Study:
+    study = session.get(Study, study_id)
+    if study is None:
+        raise AppError("STUDY_NOT_FOUND", f"study {study_id} does not exist", {"study_id": study_id})
+    return study
+
+
+def tokens_per_step(params: dict[str, Any]) -> int:
+    """Training tokens of one optimizer step, counting every sequence at max_length (the budget's upper bound)."""
+    return (int(params["per_device_train_batch_size"]) * int(params.get("gradient_accumulation_steps", 1))
+            * int(params.get("num_processes", 1)) * int(params["max_length"]))
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of a study, checked: its method, grid cell, seed and the params it is launched with."""
+
+    method: str
+    grid: dict[str, GridValue]
+    seed: int
+    params: dict[str, Any]  # as sent to the launch: shared params, the cell's values, seed and max_steps
+
+    @property
+    def key(self) -> tuple:
+        return self.method, tuple(sorted(self.grid.items())), self.seed
+
+
+def _method_fields(objective: str, method: str) -> set[str]:
+    try:
+        return set(registry.params_model(objective, method).model_fields)
+    except KeyError:
+        return set()  # an unknown method or objective: the launch check below names it
+
+
+def _check_spec(spec: StudySpec) -> None:
+    for name in spec.params:
+        if name in BUDGET_PARAMS:
+            raise _refuse(f"params.{name}", "set by the study for every run (budget and seeds), not as a param")
+    for name in spec.grid:
+        if name in SHARED_ONLY_PARAMS:
+            raise _refuse(f"grid.{name}", "must be the same for every run of a study (matched budget and eval split)")
+        if name in TOKENS_PER_STEP_PARAMS and spec.budget.train_tokens is None:
+            raise _refuse(f"grid.{name}", "changes the tokens of a step: give the budget in train_tokens so that "
+                          "every run trains on the same number of tokens")
+        if name in spec.params:
+            raise _refuse(f"grid.{name}", "given both in the grid and as a shared param")
+        if not any(name in _method_fields(spec.objective, method) for method in spec.methods):
+            raise _refuse(f"grid.{name}", f"no method of the study ({', '.join(spec.methods)}) has a param {name!r}")
+
+
+def _cells(spec: StudySpec, method: str) -> Iterator[dict[str, GridValue]]:
+    """The grid cells of one method: the product over the grid params it has (a param it lacks is not varied)."""
+    fields = _method_fields(spec.objective, method)
+    names = [name for name in spec.grid if name in fields]
+    for values in itertools.product(*(spec.grid[name] for name in names)):
+        yield dict(zip(names, values, strict=True))
+
+
+def _describe(method: str, grid: dict[str, GridValue], seed: int) -> str:
+    values = "".join(f", {name}={value}" for name, value in grid.items())
+    return f"{method}{values}, seed {seed}"
+
+
+def _relabel(exc: AppError, method: str, grid: dict[str, GridValue], seed: int, spec: StudySpec) -> AppError:
+    """A launch check's error, said of the study's form: the field the user set (the method, a grid param, a shared
+    param, the dataset) and which combination failed."""
+    details = exc.details if isinstance(exc.details, list) else [{**(exc.details or {}), "message": exc.message}]
+    relabeled = []
+    for detail in details:
+        field = str(detail.get("field", ""))
+        name = field.removeprefix("params.")
+        if field == "method":
+            field = "methods"
+        elif field == "dataset":
+            field = "dataset_id"
+        elif field.startswith("params.") and name in grid:
+            field = f"grid.{name}"
+        relabeled.append({**detail, "field": field, "method": method, "grid": grid, "seed": seed})
+    first = relabeled[0]
+    message = exc.message.split(": ", 1)[-1]
+    combination = _describe(method, grid, seed)
+    return AppError(exc.code, f"{first['field']}: {combination}: {message}", relabeled)
+
+
+def plan_runs(session: Session, settings: Settings, spec: StudySpec, project_id: int,
+              existing: set[tuple] = frozenset()) -> list[PlannedRun]:  # type: ignore[assignment]
+    """Every run of `spec` not in `existing` (keys of runs already launched), each config resolved and checked as
+    POST /runs checks it; the first bad combination refuses the whole study."""
+    _check_spec(spec)
+    queue = spec.queue or settings.default_queue
+    planned: list[PlannedRun] = []
+    for method in spec.methods:
+        for grid in _cells(spec, method):
+            for seed in spec.seeds:
+                raw = {**spec.params, **grid, "seed": seed}
+                body = RunCreate(objective=spec.objective, method=method, model=spec.model, dataset=spec.dataset_id,
+                                 params=raw, queue=queue)
+                try:
+                    resolved = runs.resolve_training(session, settings, body, queue, project_id)["params"]
+                except AppError as exc:
+                    raise _relabel(exc, method, grid, seed, spec) from None
+                steps = spec.budget.max_steps or math.ceil((spec.budget.train_tokens or 0) / tokens_per_step(resolved))
+                cell = {name: resolved[name] for name in grid}
+                run = PlannedRun(method=method, grid=cell, seed=seed, params={**raw, "max_steps": steps})
+                if run.key not in existing:
+                    planned.append(run)
+    total = len(planned) + len(existing)
+    if total > MAX_STUDY_RUNS:
+        raise _refuse("methods", f"{total} runs (methods × grid cells × seeds); a study has at most "
+                      f"{MAX_STUDY_RUNS}", runs=total)
+    return planned
+
+
+def _launch(session: Session, settings: Settings, study: Study, spec: StudySpec, planned: list[PlannedRun],
+            broker: Broker, actor: Actor) -> list[Run]:
+    queue = spec.queue or settings.default_queue
+    launched = []
+    for plan in planned:
+        name = f"{study.name} · {_describe(plan.method, plan.grid, plan.seed)}"[:200]
+        body = RunCreate(project_id=study.project_id, name=name,
+                         objective=spec.objective, method=plan.method, model=spec.model, dataset=spec.dataset_id,
+                         params=plan.params, queue=queue)
+        run = runs.create_run(session, settings, body, broker, study.project_id, actor)
+        run.study_id = study.id
+        launched.append(run)
+    session.flush()
+    return launched
+
+
+def create_study(session: Session, settings: Settings, body: StudyCreate, broker: Broker, project_id: int,
+                 actor: Actor) -> Study:
+    spec = StudySpec.model_validate(body.model_dump(exclude={"project_id", "name"}))
+    planned = plan_runs(session, settings, spec, project_id)
+    study = Study(project_id=project_id, name=body.name.strip() or "study", spec=spec.model_dump(mode="json"),
+                  created_by_id=actor.user_id)
+    session.add(study)
+    session.flush()
+    _launch(session, settings, study, spec, planned, broker, actor)
+    audit.record(session, project_id, actor, "study.launch", "study", study.id,
+                 f"{actor.label} launched study {study.name} ({len(planned)} runs)", runs=len(planned))
+    return study
+
+
+def _run_key(run: Run, spec: StudySpec) -> tuple:
+    params = run.config.get("params", {})
+    grid = {name: params[name] for name in spec.grid if name in params and name in _method_fields(spec.objective,
+                                                                                                   run.method)}
+    return run.method, tuple(sorted(grid.items())), run.seed
+
+
+def study_runs(session: Session, study_id: int) -> list[Run]:
+    return list(session.scalars(select(Run).where(Run.study_id == study_id).order_by(Run.id)))
+
+
+def extend_study(session: Session, settings: Settings, study: Study, body: StudyExtend, broker: Broker,
+                 actor: Actor) -> list[Run]:
+    """Add methods, values of the study's grid params, or seeds; the runs their new combinations make are launched
+    with the study's budget (runs it already has are not launched again)."""
+    spec = StudySpec.model_validate(study.spec)
+    for name in body.grid:
+        if name not in spec.grid:
+            raise _refuse(f"grid.{name}", f"not a grid param of this study ({', '.join(spec.grid) or 'none'}); "
+                          "clone the study to vary another param")
+    if len(spec.grid) > MAX_GRID_PARAMS:
+        raise _refuse("grid", f"at most {MAX_GRID_PARAMS} params")
+    extended = spec.model_copy(update={
+        "methods": list(dict.fromkeys([*spec.methods, *body.methods])),
+        "grid": {name: list(dict.fromkeys([*values, *body.grid.get(name, [])])) for name, values in spec.grid.items()},
+        "seeds": list(dict.fromkeys([*spec.seeds, *body.seeds])),
+    })
+    if len(extended.seeds) > MAX_SEEDS:
+        raise _refuse("seeds", f"a study has at most {MAX_SEEDS} seeds")
+    extended = StudySpec.model_validate(extended.model_dump())
+    existing = {_run_key(run, spec) for run in study_runs(session, study.id)}
+    planned = plan_runs(session, settings, extended, study.project_id, existing)
+    if not planned:
+        raise _refuse("methods", "the study already has a run of every combination given; add a method, a grid "
+                      "value or a seed")
+    study.spec = extended.model_dump(mode="json")
+    launched = _launch(session, settings, study, extended, planned, broker, actor)
+    _sync_links(session, study)
+    audit.record(session, study.project_id, actor, "study.extend", "study", study.id,
+                 f"{actor.label} extended study {study.name} with {len(launched)} runs", runs=len(launched))
+    return launched
+
+
+def clone_study(session: Session, settings: Settings, source: Study, body: StudyClone, broker: Broker,
+                actor: Actor) -> Study:
+    create = StudyCreate(**source.spec, project_id=source.project_id, name=body.name or f"{source.name} (clone)"[:200])
+    return create_study(session, settings, create, broker, source.project_id, actor)
+
+
+def delete_study(session: Session, study: Study, actor: Actor) -> None:
+    """The study goes; its runs stay (detached), and its share links are revoked."""
+    session.execute(update(Run).where(Run.study_id == study.id).values(study_id=None))
+    for link in session.scalars(select(ShareLink).where(ShareLink.study_id == study.id)):
+        shares.revoke_share(session, actor, link)
+    audit.record(session, study.project_id, actor, "study.delete", "study", study.id,
+                 f"{actor.label} deleted study {study.name} (its runs are kept)")
+    session.delete(study)
+    session.flush()
+
+
+def _sync_links(session: Session, study: Study) -> None:
+    """A study's links show all its runs, those added by an extension too."""
+    run_ids = [run.id for run in study_runs(session, study.id)]
+    session.execute(update(ShareLink).where(ShareLink.study_id == study.id).values(run_ids=run_ids))
+
+
+def create_share(session: Session, actor: Actor, study: Study, title: str | None, expires_at: datetime | None,
+                 allow_downloads: bool) -> tuple[ShareLink, str]:
+    return shares.create_share(session, actor, study_runs(session, study.id), title, expires_at, allow_downloads,
+                               study=study)
+
+
+# Reading ----------------------------------------------------------------------------------------------------------
+
+
+def to_public(session: Session, study: Study) -> StudyPublic:
+    counts = {status: count for status, count in session.execute(
+        select(Run.status, func.count(Run.id)).where(Run.study_id == study.id).group_by(Run.status))}
+    creator = session.scalar(select(User.email).where(User.id == study.created_by_id)) if study.created_by_id else None
+    return StudyPublic(id=study.id, project_id=study.project_id, name=study.name,
+                       spec=StudySpec.model_validate(study.spec), created_by=creator, created_at=study.created_at,
+                       run_count=sum(counts.values()), status_counts={str(k): v for k, v in counts.items()})
+
+
+def list_studies(session: Session, project_ids: list[int], limit: int, cursor: str | None) -> StudiesPublic:
+    """Newest first; the cursor is the id of the last study of the previous page (as for datasets)."""
+    in_projects = Study.project_id.in_(project_ids)
+    query = select(Study).where(in_projects).order_by(Study.id.desc()).limit(limit + 1)
+    if cursor is not None:
+        try:
+            query = query.where(Study.id < int(cursor))
+        except ValueError:
+            raise AppError("INVALID_CURSOR", f"cursor: {cursor!r} is not a cursor from a previous page",
+                           {"field": "cursor"}) from None
+    found = list(session.scalars(query))
+    count = session.scalar(select(func.count(Study.id)).where(in_projects)) or 0
+    page = found[:limit]
+    return StudiesPublic(data=[to_public(session, s) for s in page], count=count,
+                         next_cursor=str(page[-1].id) if len(found) > limit else None)
+
+
+def read_study(session: Session, study: Study) -> StudyDetailPublic:
+    found = study_runs(session, study.id)
+    spec = StudySpec.model_validate(study.spec)
+    return StudyDetailPublic(study=to_public(session, study), runs=runs.to_public_many(session, found),
+                             cost_table=runs_cost_table(session, found, grid_params=list(spec.grid)))
+
+
+def _eval_split(run: Run) -> EvalSplit | None:
+    params = run.config.get("params", {})
+    fraction = params.get("eval_split")
+    if run.external or not fraction:
+        return None
+    dataset = run.config.get("dataset", {})
+    return EvalSplit(dataset=run.dataset_hash or str(run.dataset_id), split_seed=dataset.get("split_seed"),
+                     eval_fraction=float(fraction))
+
+
+def _varying_params(found: list[Run]) -> list[str]:
+    """The params that differ between runs of one method (seeds aside): the cells of a comparison not made as a
+    study."""
+    varying: set[str] = set()
+    for _, group in itertools.groupby(sorted(found, key=lambda r: r.method), key=lambda r: r.method):
+        configs = [run.config.get("params", {}) for run in group]
+        names = set().union(*configs) - {"seed"}
+        varying |= {name for name in names if len({repr(c.get(name)) for c in configs}) > 1}
+    return sorted(varying)
+
+
+def runs_cost_table(session: Session, found: list[Run], grid_params: list[str] | None = None,
+                    target_loss: float | None = None) -> CostTablePublic:
+    """The cost table of these runs; cells are method × `grid_params` (by default, the params that differ)."""
+    names = _varying_params(found) if grid_params is None else grid_params
+    run_ids = [run.id for run in found]
+    eval_losses: dict[int, list[tuple[int, float]]] = {run_id: [] for run_id in run_ids}
+    if run_ids:
+        rows = session.execute(select(Metric.run_id, Metric.step, Metric.value)
+                               .where(Metric.run_id.in_(run_ids), Metric.key == "eval/loss")
+                               .order_by(Metric.run_id, Metric.step))
+        for run_id, step, value in rows:
+            eval_losses[run_id].append((step, value))
+
+    def tokens_seen_at(run_id: int):  # noqa: ANN202  (a closure per run)
+        def read(step: int) -> float | None:
+            return session.scalar(select(Metric.value).where(Metric.run_id == run_id, Metric.key == "train/tokens_seen",
+                                                             Metric.step <= step)
+                                  .order_by(Metric.step.desc()).limit(1))
+        return read
+
+    figures = []
+    for run in found:
+        params = run.config.get("params", {})
+        details = run.summary_details or {}
+        figures.append(RunFigures(
+            run_id=run.id, method=run.method, grid={name: params[name] for name in names if name in params},
+            base_model=run.model, eval_split=_eval_split(run), tokens_per_second=run.tokens_per_second,
+            trainable_percent=run.trainable_percent, model_state_bytes=details.get("model_state_bytes"),
+            cuda_peak_bytes=details.get("cuda_peak_memory_bytes"),
+            process_peak_rss_bytes=details.get("process_peak_rss_bytes"), best_eval_loss=run.best_eval_loss,
+            eval_losses=eval_losses[run.id], tokens_seen_at=tokens_seen_at(run.id),
+            tokens_per_step=tokens_per_step(params) if "max_length" in params and "per_device_train_batch_size" in
+            params else None))
+    return cost_table(figures, target_loss)
