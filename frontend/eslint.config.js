@@ -9,10 +9,13 @@ import reactHooks from "eslint-plugin-react-hooks";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
+import featureCycles from "./lint/featureCycles.js";
+
 const root = fileURLToPath(new URL(".", import.meta.url));
+const featuresDir = fileURLToPath(new URL("./src/features", import.meta.url));
 
 // Read from the tree so that a new feature is bounded from its first file, without editing this list.
-const features = readdirSync(new URL("./src/features", import.meta.url), { withFileTypes: true })
+const features = readdirSync(featuresDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 
@@ -38,7 +41,7 @@ export default tseslint.config(
     languageOptions: { globals: globals.browser },
     // Only the two classic hooks rules: the plugin's React Compiler rules (refs, set-state-in-effect, purity …) judge
     // code for a compiler this app does not use, and flag its deliberate latest-value refs.
-    plugins: { "import-x": importX, "react-hooks": reactHooks },
+    plugins: { "import-x": importX, "react-hooks": reactHooks, tunelab: featureCycles },
     settings: {
       // The node resolver with TypeScript's extensions: the sources import without extensions, and ../client/schema
       // is a .d.ts.
@@ -47,6 +50,7 @@ export default tseslint.config(
     rules: {
       "import-x/no-restricted-paths": ["error", { basePath: root, zones: featureBoundaries }],
       "import-x/no-cycle": ["error", { ignoreExternal: true }],
+      "tunelab/no-feature-cycle": ["error", { featuresDir }],
       "no-restricted-globals": [
         "error",
         { name: "fetch", message: networkOutsideClient },

@@ -1,0 +1,52 @@
+// The lint rules that keep the frontend's shape (eslint.config.js): each is shown to refuse what it is for, on code
+// linted as if it were a file at the given path, and to let the allowed form through.
+import { ESLint } from "eslint";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const frontendDir = decodeURIComponent(new URL("..", import.meta.url).pathname);
+let eslint: ESLint;
+
+beforeAll(() => {
+  eslint = new ESLint({ cwd: frontendDir });
+});
+
+/** The rule ids ESLint reports for `code` as the file `path` (relative to frontend/). */
+async function ruleIds(path: string, code: string): Promise<(string | null)[]> {
+  const [result] = await eslint.lintText(code, { filePath: `${frontendDir}${path}` });
+  return result.messages.map((m) => m.ruleId);
+}
+
+describe("frontend lint boundaries", () => {
+  it("lets a feature import another only through its index.ts", async () => {
+    const deep = `import { useSession } from "../auth/session";\nexport const s = useSession;\n`;
+    const pub = `import { useSession } from "../auth";\nexport const s = useSession;\n`;
+    expect(await ruleIds("src/features/users/probe.ts", deep)).toContain("import-x/no-restricted-paths");
+    expect(await ruleIds("src/features/users/probe.ts", pub)).toEqual([]);
+    // Pages compose features and may reach their internals.
+    const fromRoute = `import { useSession } from "../features/auth/session";\nexport const s = useSession;\n`;
+    expect(await ruleIds("src/routes/Probe.tsx", fromRoute)).toEqual([]);
+  });
+
+  it("refuses an import that closes a cycle between features", async () => {
+    // launch already imports runs (useCreateRun), so runs importing launch would make launch ↔ runs.
+    const code = `import { LaunchForm } from "../launch/LaunchForm";\nexport const f = LaunchForm;\n`;
+    expect(await ruleIds("src/features/runs/probe.ts", code)).toContain("tunelab/no-feature-cycle");
+    const noCycle = `import { runKeys } from "../runs";\nexport const k = runKeys;\n`;
+    expect(await ruleIds("src/features/launch/probe.ts", noCycle)).toEqual([]);
+  });
+
+  it("keeps fetch and XMLHttpRequest inside the generated client", async () => {
+    const code = `export const a = () => fetch("/api/v1/runs");\nexport const b = () => window.fetch("/x");\nexport const c = new XMLHttpRequest();\n`;
+    expect(await ruleIds("src/features/runs/probe.ts", code)).toEqual([
+      "no-restricted-globals",
+      "no-restricted-properties",
+      "no-restricted-globals",
+    ]);
+    expect(await ruleIds("src/api/client.ts", `export const a = () => fetch("/api/v1/runs");\n`)).toEqual([]);
+  });
+
+  it("checks the rules of hooks", async () => {
+    const code = `import { useState } from "react";\nexport function Box({ on }: { on: boolean }) {\n  if (on) useState(0);\n  return null;\n}\n`;
+    expect(await ruleIds("src/features/runs/Probe.tsx", code)).toContain("react-hooks/rules-of-hooks");
+  });
+});
