@@ -8,6 +8,7 @@ import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { MAX_COMPARE_RUNS, formatSelection, parseSelection } from "../features/compare/selection";
 import { useSearchUpdater } from "../features/metrics/controls";
 import { canEdit } from "../features/auth/roles";
+import { RunPicker } from "../features/runs";
 import { ShareButton } from "../features/shares/components/ShareButton";
 
 export function ComparePage() {
@@ -26,12 +27,18 @@ export function ComparePage() {
     <div className="compare-page" data-testid="compare-page">
       <div className="page-title">
         <h1>Compare runs</h1>
-        <RunPicker value={raw ?? ""} onApply={(ids) => setIds(ids)} />
+        <RunIdsForm value={raw ?? ""} onApply={(ids) => setIds(ids)} />
       </div>
+      <RunPicker
+        label="Add runs to the comparison"
+        pickedIds={selection.kind === "ok" ? selection.ids : []}
+        max={MAX_COMPARE_RUNS}
+        onPick={(run) => setIds([...(selection.kind === "ok" ? selection.ids : []), run.id])}
+      />
       {selection.kind === "none" && (
         <EmptyState title="No runs selected">
           <p>
-            Pick runs on the <Link to="/">runs list</Link>, or type their ids above (up to {MAX_COMPARE_RUNS}).
+            Pick runs on the <Link to="/">runs list</Link>, find them by name or tag above, or type their ids (up to {MAX_COMPARE_RUNS}).
           </p>
         </EmptyState>
       )}
@@ -61,7 +68,7 @@ function ShareComparison({ runs }: { runs: Run[] }) {
   return <ShareButton runs={runs} />;
 }
 
-function RunPicker({ value, onApply }: { value: string; onApply: (ids: number[]) => void }) {
+function RunIdsForm({ value, onApply }: { value: string; onApply: (ids: number[]) => void }) {
   const [text, setText] = useState(value);
   const [lastValue, setLastValue] = useState(value);
   if (value !== lastValue) {

@@ -3,6 +3,8 @@ import { Link, useParams } from "react-router";
 import { useSession } from "../features/auth/session";
 import { RunActions } from "../features/run/components/RunActions";
 import { RunNotFound, RunView } from "../features/run/components/RunView";
+import { canEdit } from "../features/auth";
+import { RunLabels } from "../features/runs";
 
 export function RunPage() {
   const { runId: param } = useParams();
@@ -19,7 +21,12 @@ export function RunPage() {
       key={runId}
       runId={runId}
       notFound={notFound(`#${runId}`)}
-      actions={(run) => <RunActions run={run} role={roleIn(run.project_id)} />}
+      actions={(run) => (
+        <>
+          <RunLabels run={run} canEdit={canEdit(roleIn(run.project_id))} />
+          <RunActions run={run} role={roleIn(run.project_id)} />
+        </>
+      )}
     />
   );
 }

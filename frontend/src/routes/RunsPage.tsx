@@ -8,9 +8,21 @@ import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
 import { canEdit } from "../features/auth/roles";
 import { useCancelRun } from "../features/runs/api/mutations";
 import { methodsQueryOptions, modelsQueryOptions, runsQueryOptions } from "../features/runs/api/queries";
+import { BulkActions } from "../features/runs/components/BulkActions";
+import { ColumnChooser } from "../features/runs/components/ColumnChooser";
 import { RunsFilters } from "../features/runs/components/RunsFilters";
 import { RunsTable } from "../features/runs/components/RunsTable";
-import { DEFAULT_VIEW, compareHref, isFiltered, parseRunsView, runsFilter, runsViewParams, toggleSort } from "../features/runs/components/runsView";
+import {
+  DEFAULT_VIEW,
+  columnsOf,
+  compareHref,
+  isFiltered,
+  parseRunsView,
+  runsExportHref,
+  runsFilter,
+  runsViewParams,
+  toggleSort,
+} from "../features/runs/components/runsView";
 import type { RunsView } from "../features/runs/components/runsView";
 
 const PAGE_SIZE = 50;
@@ -85,6 +97,12 @@ export function RunsPage() {
           >
             Compare ({selected.size})
           </button>
+          <a className="button" href={runsExportHref(view, projectId, "csv")} download data-testid="export-csv">
+            Export CSV
+          </a>
+          <a className="button" href={runsExportHref(view, projectId, "json")} download data-testid="export-json">
+            Export JSON
+          </a>
           {editor && (
             <Link to="/runs/new" className="button primary">
               New run
@@ -117,13 +135,21 @@ export function RunsPage() {
             methods={methods.data?.methods ?? []}
             models={models.data?.data ?? []}
           />
+          <ColumnChooser view={view} onChange={setView} runs={page?.data ?? []} />
+          {editor && selected.size > 0 && (
+            <BulkActions
+              selectedIds={[...selected]}
+              selectedRuns={(page?.data ?? []).filter((run) => selected.has(run.id))}
+              onDeleted={() => setSelected(new Set())}
+            />
+          )}
           {cancel.error && <ErrorBox error={cancel.error} />}
           {runs.error && <ErrorBox error={runs.error} />}
           {runs.isPending && <Loading what="runs" />}
           {page && page.data.length === 0 && (
             <div className="empty-state">
               <h3>No runs match these filters</h3>
-              <button type="button" onClick={() => setView({ ...DEFAULT_VIEW, sort: view.sort, order: view.order })}>
+              <button type="button" onClick={() => setView({ ...DEFAULT_VIEW, columns: view.columns, sort: view.sort, order: view.order })}>
                 Clear filters
               </button>
             </div>
@@ -132,6 +158,7 @@ export function RunsPage() {
             <RunsTable
               runs={page.data}
               datasetNames={datasetNames}
+              columns={columnsOf(view)}
               view={view}
               onSort={(field) => setView(toggleSort(view, field))}
               selected={selected}

@@ -40,3 +40,25 @@ export function useResumeRun() {
     },
   });
 }
+
+/** Rename a run, set its notes or replace its tags (fields left out stay as they are). */
+export function useUpdateRun() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ runId, body }: { runId: number; body: Schemas["RunUpdate"] }) =>
+      unwrap(await api.PATCH("/api/v1/runs/{run_id}", { params: { path: { run_id: runId } }, body })),
+    onSuccess: (run) => {
+      queryClient.setQueryData(runKeys.detail(run.id), run);
+      return queryClient.invalidateQueries({ queryKey: runKeys.all });
+    },
+  });
+}
+
+/** Tag, untag, cancel or delete many runs: all of them, or none when one cannot take it. */
+export function useBulkRunAction() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (body: Schemas["RunsBulkAction"]) => unwrap(await api.POST("/api/v1/runs/bulk", { body })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: runKeys.all }),
+  });
+}

@@ -11,6 +11,9 @@ export type RunsFilter = {
   method?: string;
   model?: string;
   q?: string;
+  tag?: string[];
+  param?: string[];
+  metric?: string[];
   sort?: "queued_at" | "name" | "status" | "method" | "best_eval_loss" | "tokens_per_second" | "wall_time_s";
   order?: "asc" | "desc";
   limit?: number;

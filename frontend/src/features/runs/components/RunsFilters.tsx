@@ -2,8 +2,8 @@
 import { useEffect, useRef, useState } from "react";
 
 import type { RunStatus } from "../../../api/client";
-import { RUN_STATUSES } from "./runsView";
-import type { RunsView } from "./runsView";
+import { RUN_STATUSES, addFilter, removeFilter } from "./runsView";
+import type { FilterKind, RunsView } from "./runsView";
 
 type Props = {
   view: RunsView;
@@ -76,6 +76,69 @@ export function RunsFilters({ view, onChange, methods, models }: Props) {
           </option>
         ))}
       </select>
+      <FilterAdder view={view} onChange={onChange} />
     </div>
+  );
+}
+
+const FILTER_HINTS: Record<FilterKind, string> = {
+  tag: "baseline",
+  param: "r:16 or learning_rate>0.0001",
+  metric: "eval/loss<2 or min(eval/loss)<=1.5",
+};
+
+/** Tag, param and metric conditions: added one at a time, shown as chips that remove themselves. */
+function FilterAdder({ view, onChange }: Pick<Props, "view" | "onChange">) {
+  const [kind, setKind] = useState<FilterKind>("tag");
+  const [text, setText] = useState("");
+  const chips: { kind: FilterKind; value: string; label: string }[] = [
+    ...view.tags.map((value) => ({ kind: "tag" as const, value, label: `tag: ${value}` })),
+    ...view.params.map((value) => ({ kind: "param" as const, value, label: `param ${value}` })),
+    ...view.metrics.map((value) => ({ kind: "metric" as const, value, label: `metric ${value}` })),
+  ];
+  return (
+    <>
+      <form
+        className="filter-adder"
+        onSubmit={(e) => {
+          e.preventDefault();
+          onChange(addFilter(view, kind, text));
+          setText("");
+        }}
+      >
+        <select aria-label="Filter by" value={kind} onChange={(e) => setKind(e.target.value as FilterKind)} data-testid="filter-kind">
+          <option value="tag">Tag</option>
+          <option value="param">Param</option>
+          <option value="metric">Metric</option>
+        </select>
+        <input
+          aria-label="Filter value"
+          placeholder={FILTER_HINTS[kind]}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          data-testid="filter-value"
+        />
+        <button type="submit" disabled={!text.trim()} data-testid="filter-add">
+          Add filter
+        </button>
+      </form>
+      {chips.length > 0 && (
+        <div className="filter-chips" data-testid="filter-chips">
+          {chips.map((chip) => (
+            <span key={`${chip.kind}:${chip.value}`} className="tag-chip compare-chip" data-testid="filter-chip">
+              {chip.label}
+              <button
+                type="button"
+                className="chip-remove"
+                aria-label={`Remove filter ${chip.label}`}
+                onClick={() => onChange(removeFilter(view, chip.kind, chip.value))}
+              >
+                ×
+              </button>
+            </span>
+          ))}
+        </div>
+      )}
+    </>
   );
 }

@@ -1,14 +1,18 @@
 // The runs list: one row per run with live status and progress, sortable headers, selection and row actions.
+import { Fragment } from "react";
 import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
 import { ProgressBar, StatusBadge } from "../../../components/ui/ui";
 import { formatBytes, formatDuration, formatNumber, formatPercent, runDuration } from "../../../lib/format";
-import type { RunsView, SortField } from "./runsView";
+import { SUMMARY_COLUMNS } from "./runsView";
+import type { ColumnId, RunsView, SortField, SummaryColumnId } from "./runsView";
 
 type Props = {
   runs: Run[];
   datasetNames: Map<number, string>;
+  /** The figure columns after Dataset: summary figures and `param.<name>` columns. */
+  columns: ColumnId[];
   view: RunsView;
   onSort: (field: SortField) => void;
   selected: Set<number>;
@@ -31,8 +35,51 @@ function shortDate(iso: string, now = new Date()): string {
   return date.toDateString() === now.toDateString() ? timeOfDay.format(date) : dayOfYear.format(date);
 }
 
-export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelected, onSelect, canChange, onCancel, cancelingIds, onClone }: Props) {
-  const bestEval = Math.min(...runs.map((run) => run.best_eval_loss ?? Infinity));
+function summaryValue(run: Run, id: SummaryColumnId): number | null {
+  if (id === "wall_time_s") return run.wall_time_s ?? runDuration(run.started_at, run.finished_at);
+  return run[id] ?? null;
+}
+
+function formatSummary(id: SummaryColumnId, value: number | null): string {
+  switch (id) {
+    case "trainable_percent":
+      return formatPercent(value);
+    case "peak_memory_bytes":
+      return formatBytes(value);
+    case "tokens_per_second":
+      return formatNumber(value, 3);
+    case "wall_time_s":
+      return formatDuration(value);
+    default:
+      return formatNumber(value);
+  }
+}
+
+function paramValue(run: Run, column: string): unknown {
+  const params = (run.config as { params?: Record<string, unknown> }).params;
+  return params?.[column.slice("param.".length)];
+}
+
+function formatParam(value: unknown): string {
+  if (value === undefined || value === null) return "—";
+  if (typeof value === "number") return formatNumber(value);
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** Per summary column with a better end, the best value among the runs shown (none for a single run). */
+function bestValues(runs: Run[], columns: ColumnId[]): Map<ColumnId, number> {
+  const best = new Map<ColumnId, number>();
+  if (runs.length < 2) return best;
+  for (const column of SUMMARY_COLUMNS) {
+    if (!("best" in column) || !columns.includes(column.id)) continue;
+    const values = runs.map((run) => summaryValue(run, column.id)).filter((v): v is number => v !== null && Number.isFinite(v));
+    if (values.length) best.set(column.id, column.best === "min" ? Math.min(...values) : Math.max(...values));
+  }
+  return best;
+}
+
+export function RunsTable({ runs, datasetNames, columns, view, onSort, selected, maxSelected, onSelect, canChange, onCancel, cancelingIds, onClone }: Props) {
+  const best = bestValues(runs, columns);
   const pageIds = runs.map((run) => run.id);
   const allSelected = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
   const full = selected.size >= maxSelected;
@@ -79,12 +126,11 @@ export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelec
             {header("Method", "method", false, "Method · objective")}
             {header("Model")}
             {header("Dataset")}
-            {header("Loss", undefined, true, "Latest train loss")}
-            {header("Eval", "best_eval_loss", true, "Best eval loss")}
-            {header("Train %", undefined, true, "Trainable parameters, % of the model")}
-            {header("Mem", undefined, true, "Peak memory")}
-            {header("Tok/s", "tokens_per_second", true, "Training tokens per second")}
-            {header("Time", "wall_time_s", true, "Duration")}
+            {columns.map((column) => {
+              const summary = SUMMARY_COLUMNS.find((c) => c.id === column);
+              if (!summary) return <th key={column} className="num" title={`Parameter ${column.slice(6)}`}>{column.slice(6)}</th>;
+              return <Fragment key={column}>{header(summary.label, "sort" in summary ? summary.sort : undefined, true, summary.title)}</Fragment>;
+            })}
             {header("Queued", "queued_at")}
             <th>
               <span className="visually-hidden">Actions</span>
@@ -109,9 +155,18 @@ export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelec
                   />
                 </td>
                 <td className="run-name">
-                  <Link to={`/runs/${run.id}`} title={run.name}>
+                  <Link to={`/runs/${run.id}`} title={run.notes ? `${run.name}\n\n${run.notes}` : run.name}>
                     {run.name}
                   </Link>
+                  {(run.tags ?? []).length > 0 && (
+                    <span className="tag-chips">
+                      {(run.tags ?? []).map((tag) => (
+                        <span key={tag} className="tag-chip" data-testid="run-tag">
+                          {tag}
+                        </span>
+                      ))}
+                    </span>
+                  )}
                 </td>
                 <td title={run.status_reason ?? undefined}>
                   <StatusBadge status={run.status} />
@@ -129,14 +184,24 @@ export function RunsTable({ runs, datasetNames, view, onSort, selected, maxSelec
                 <td className="truncate" title={datasetName}>
                   {datasetName}
                 </td>
-                <td className="num">{formatNumber(run.latest_train_loss)}</td>
-                <td className={`num${run.best_eval_loss !== null && run.best_eval_loss === bestEval && runs.length > 1 ? " best" : ""}`}>
-                  {formatNumber(run.best_eval_loss)}
-                </td>
-                <td className="num">{formatPercent(run.trainable_percent)}</td>
-                <td className="num">{formatBytes(run.peak_memory_bytes)}</td>
-                <td className="num">{formatNumber(run.tokens_per_second, 3)}</td>
-                <td className="num">{formatDuration(run.wall_time_s ?? runDuration(run.started_at, run.finished_at))}</td>
+                {columns.map((column) => {
+                  const summary = SUMMARY_COLUMNS.find((c) => c.id === column);
+                  if (!summary) {
+                    const value = formatParam(paramValue(run, column));
+                    return (
+                      <td key={column} className="num truncate" title={value}>
+                        {value}
+                      </td>
+                    );
+                  }
+                  const value = summaryValue(run, summary.id);
+                  const isBest = value !== null && best.get(column) === value;
+                  return (
+                    <td key={column} className={`num${isBest ? " best" : ""}`} data-column={column} title={isBest ? "Best of the runs shown" : undefined}>
+                      {formatSummary(summary.id, value)}
+                    </td>
+                  );
+                })}
                 <td title={fullDate.format(new Date(run.queued_at))}>{shortDate(run.queued_at)}</td>
                 <td className="row-actions">
                   {canChange && active && (
