@@ -75,6 +75,10 @@ def test_a_trained_adapter_generates_with_its_runs_tokenizer_and_stays_warm(trai
     tuned_text = generate(tuned, text, Sampling(max_new_tokens=6)).text
     base_text = generate(cache.get(base), text, Sampling(max_new_tokens=6)).text
     assert isinstance(tuned_text, str) and isinstance(base_text, str)
+    # Two steps teach the tiny model to end its answer at once; ignore_eos sees past that end.
+    stopped = generate(tuned, text, Sampling(max_new_tokens=6))
+    assert stopped.token_count < 6
+    assert generate(tuned, text, Sampling(max_new_tokens=6, ignore_eos=True)).token_count == 6
     assert cache.get(source) is tuned and loads == [source, base], "a model used again is not loaded again"
     cache.get(ModelSource(base=str(assets.tiny_model), tokenizer_dir=source.tokenizer_dir))
     assert base not in cache and source in cache, "the least recently used model leaves first"

@@ -17,6 +17,8 @@ class SamplingParams(BaseModel):
     top_p: float = Field(1.0, gt=0, le=1)
     top_k: int = Field(50, ge=0, le=1000, description="0: no top-k cut")
     seed: int = Field(0, ge=0, le=2**31 - 1, description="Makes a sampled completion reproducible")
+    ignore_eos: bool = Field(False, description="Generate max_new_tokens even past the end-of-sequence token (what "
+                                                "would the model say next?)")
 
 
 class DatasetRowPrompt(BaseModel):

@@ -44,6 +44,7 @@ class Sampling:
     top_p: float = 1.0
     top_k: int = 50
     seed: int = 0
+    ignore_eos: bool = False
 
 
 @dataclass
@@ -179,6 +180,8 @@ def generate(loaded: LoadedModel, prompt_text: str, sampling: Sampling,
     else:
         # Greedy: the model's own sampling defaults (generation_config.json) would only raise warnings.
         options.update(temperature=None, top_p=None, top_k=None)
+    if sampling.ignore_eos:
+        options["min_new_tokens"] = sampling.max_new_tokens
     torch.manual_seed(sampling.seed)
     with torch.no_grad():
         model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
