@@ -68,6 +68,7 @@ export function RunPicker({ onPick, pickedIds, max, label = "Add runs" }: Props)
                     onClick={() => {
                       onPick(run);
                       setText("");
+                      setSearch("");
                     }}
                     aria-label={`Add ${run.name}`}
                   >
