@@ -1,8 +1,16 @@
-// Set-up for the component tests (*.test.tsx, jsdom): DOM matchers, and an unmounted tree after each test.
+// Set-up for the component tests (*.test.tsx, jsdom): DOM matchers, a fake network under the real API client, and an
+// unmounted tree after each test.
 import "@testing-library/jest-dom/vitest";
 import { cleanup } from "@testing-library/react";
 import { afterEach } from "vitest";
 
+import { fakeFetch, PageRequest, resetNetwork } from "./network";
+
+// Before any test file imports src/api/client.ts, which takes fetch and Request from globalThis when it is created.
+globalThis.Request = PageRequest;
+globalThis.fetch = fakeFetch;
+
 afterEach(() => {
   cleanup();
+  resetNetwork();
 });

@@ -1,0 +1,183 @@
+// The launch form as a user meets it: the fields come from the chosen method's JSON Schema, a launch sends the
+// resolved body through the real API client, and a 422 lands at the field it names.
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { render, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { MemoryRouter, Route, Routes, useParams } from "react-router";
+import { describe, expect, it } from "vitest";
+
+import type { Dataset, Run, Schemas } from "../../api/client";
+import { apiError, fakeNetwork, json } from "../../test/network";
+import type { Catalog } from "./launchChoice";
+import { LaunchForm } from "./LaunchForm";
+
+// Shaped as the API publishes them (Pydantic's JSON Schema of each method's params).
+const loraSchema = {
+  type: "object",
+  properties: {
+    learning_rate: { type: "number", exclusiveMinimum: 0, default: 0.0002, title: "Learning Rate", description: "Peak learning rate" },
+    max_steps: { type: "integer", minimum: 1, default: 60, title: "Max Steps" },
+    r: { type: "integer", minimum: 1, default: 8, title: "R", description: "LoRA rank" },
+    target_modules: {
+      anyOf: [{ type: "array", items: { type: "string" } }, { type: "string" }],
+      default: ["q_proj", "v_proj"],
+      title: "Target Modules",
+    },
+    gradient_checkpointing: { type: "boolean", default: false, title: "Gradient Checkpointing" },
+  },
+};
+const fullSchema = {
+  type: "object",
+  properties: {
+    learning_rate: { type: "number", exclusiveMinimum: 0, default: 0.00002, title: "Learning Rate" },
+    max_steps: { type: "integer", minimum: 1, default: 60, title: "Max Steps" },
+  },
+};
+
+function method(name: string, title: string, params_schema: Record<string, unknown>): Schemas["MethodPublic"] {
+  return { name, title, description: `${title} fine-tuning`, objectives: ["sft"], peft: name !== "full", requires_cuda: false, params_schema, defaults: {} };
+}
+
+const catalog: Catalog = {
+  objectives: [
+    {
+      name: "sft", title: "SFT", description: "Supervised fine-tuning", dataset_formats: ["instruction"], metric_keys: [],
+      reports_perplexity: true, learning_rate_scale: 1, params_schema: {}, defaults: {}, method_defaults: {},
+    },
+  ],
+  methods: [method("lora", "LoRA", loraSchema), method("full", "Full", fullSchema)],
+  models: [
+    {
+      name: "tunelab-tiny", title: "Tunelab tiny", description: "A tiny model", available: true, how_to_get: null, path: null,
+      source: "bundled", param_defaults: {},
+    },
+  ],
+  datasets: [{ id: 3, name: "alpaca-mini", format: "instruction", row_count: 200, bundled: true } as Dataset],
+};
+
+function RunPageStub() {
+  return <p>run page {useParams().runId}</p>;
+}
+
+function renderForm() {
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
+  render(
+    <QueryClientProvider client={queryClient}>
+      <MemoryRouter initialEntries={["/runs/new"]}>
+        <Routes>
+          <Route path="/runs/new" element={<LaunchForm catalog={catalog} projectId={7} />} />
+          <Route path="/runs/:runId" element={<RunPageStub />} />
+        </Routes>
+      </MemoryRouter>
+    </QueryClientProvider>,
+  );
+}
+
+type Sent = { method: string; path: string; body: unknown };
+
+/** Answers POST /api/v1/runs with `launch`; the estimate panel's requests get a refusal it shows quietly. */
+function fakeApi(launch: (body: unknown) => Response): Sent[] {
+  const sent: Sent[] = [];
+  fakeNetwork(async (request) => {
+    const path = new URL(request.url).pathname;
+    const body = request.method === "GET" ? null : await request.json();
+    sent.push({ method: request.method, path, body });
+    if (request.method === "POST" && path === "/api/v1/runs") return launch(body);
+    if (request.method === "POST" && path === "/api/v1/estimates") return apiError(422, "VALIDATION_ERROR", "no estimate in this test");
+    return apiError(404, "NOT_FOUND", `${request.method} ${path} is not faked`);
+  });
+  return sent;
+}
+
+const launches = (sent: Sent[]) => sent.filter((s) => s.path === "/api/v1/runs");
+
+describe("LaunchForm", () => {
+  it("renders the chosen method's schema fields with their defaults, and the other method's when it changes", async () => {
+    fakeApi(() => apiError(500, "UNEXPECTED", "no launch in this test"));
+    renderForm();
+
+    expect(screen.getByRole("heading", { name: "Parameters · SFT · LoRA" })).toBeInTheDocument();
+    expect(screen.getByLabelText("Learning Rate")).toHaveValue(0.0002);
+    expect(screen.getByLabelText("R")).toHaveValue(8);
+    expect(screen.getByLabelText("Target Modules")).toHaveValue("q_proj, v_proj");
+    expect(screen.getByLabelText("Gradient Checkpointing")).not.toBeChecked();
+    expect(screen.getByText("LoRA rank")).toBeInTheDocument();
+
+    await userEvent.selectOptions(screen.getByLabelText("Method"), "full");
+    expect(screen.getByRole("heading", { name: "Parameters · SFT · Full" })).toBeInTheDocument();
+    expect(screen.queryByLabelText("R")).not.toBeInTheDocument();
+    expect(screen.getByLabelText("Learning Rate")).toHaveValue(0.00002);
+  });
+
+  it("submits the resolved body and opens the new run", async () => {
+    const sent = fakeApi(() => json({ id: 42 } as Run, 201));
+    renderForm();
+    const user = userEvent.setup();
+
+    await user.clear(screen.getByLabelText("R"));
+    await user.type(screen.getByLabelText("R"), "16");
+    await user.clear(screen.getByLabelText("Target Modules"));
+    await user.type(screen.getByLabelText("Target Modules"), "q_proj");
+    await user.type(screen.getByLabelText("Name"), "  rank-16  ");
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    expect(await screen.findByText("run page 42")).toBeInTheDocument();
+    expect(launches(sent)).toEqual([
+      {
+        method: "POST",
+        path: "/api/v1/runs",
+        body: {
+          name: "rank-16",
+          objective: "sft",
+          method: "lora",
+          model: "tunelab-tiny",
+          dataset: 3,
+          queue: null,
+          // Typed from the inputs' text (a number as a number, one module as a plain string); the fields left at
+          // their defaults are not sent: the API fills in the same.
+          params: { r: 16, target_modules: "q_proj" },
+          external: false,
+          project_id: 7,
+        },
+      },
+    ]);
+  });
+
+  it("shows a 422's message at the field it names and stays on the form", async () => {
+    const sent = fakeApi(() =>
+      apiError(422, "VALIDATION_ERROR", "params.target_modules: tunelab-tiny has no module named k_proj", [
+        { field: "params.target_modules", message: "tunelab-tiny has no module named k_proj", type: "value_error" },
+      ]),
+    );
+    renderForm();
+    const user = userEvent.setup();
+
+    await user.clear(screen.getByLabelText("Target Modules"));
+    await user.type(screen.getByLabelText("Target Modules"), "k_proj");
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    const error = await screen.findByTestId("field-error-params.target_modules");
+    expect(error).toHaveTextContent("tunelab-tiny has no module named k_proj");
+    expect(screen.getByLabelText("Target Modules")).toHaveAttribute("aria-invalid", "true");
+    expect(screen.getByLabelText("Target Modules")).toHaveAccessibleDescription(/no module named k_proj/);
+    expect(launches(sent)).toHaveLength(1);
+    expect(screen.queryByText(/run page/)).not.toBeInTheDocument();
+
+    // Typing in the field clears its error.
+    await user.type(screen.getByLabelText("Target Modules"), "x");
+    await waitFor(() => expect(screen.queryByTestId("field-error-params.target_modules")).not.toBeInTheDocument());
+  });
+
+  it("refuses a value that does not parse at its field without sending anything", async () => {
+    const sent = fakeApi(() => json({ id: 1 } as Run, 201));
+    renderForm();
+    const user = userEvent.setup();
+
+    await user.clear(screen.getByLabelText("Max Steps"));
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    const field = screen.getByLabelText("Max Steps").closest(".field") as HTMLElement;
+    expect(within(field).getByTestId("field-error-params.max_steps")).toBeInTheDocument();
+    expect(launches(sent)).toEqual([]);
+  });
+});
