@@ -4,6 +4,7 @@ import { AcceptInvitePage } from "./routes/AcceptInvitePage";
 import { ComparePage } from "./routes/ComparePage";
 import { DatasetsPage } from "./routes/DatasetsPage";
 import { NewRunPage } from "./routes/NewRunPage";
+import { NewStudyPage } from "./routes/NewStudyPage";
 import { NotFoundPage } from "./routes/NotFoundPage";
 import { ProjectSettingsPage } from "./routes/ProjectSettingsPage";
 import { RunPage } from "./routes/RunPage";
@@ -13,6 +14,8 @@ import { SharedPage } from "./routes/SharedPage";
 import { SignedInShell } from "./routes/SignedInShell";
 import { SignInPage } from "./routes/SignInPage";
 import { SignUpPage } from "./routes/SignUpPage";
+import { StudiesPage } from "./routes/StudiesPage";
+import { StudyPage } from "./routes/StudyPage";
 import { TokensPage } from "./routes/TokensPage";
 import { UsersPage } from "./routes/UsersPage";
 
@@ -30,6 +33,9 @@ export function App() {
         <Route path="/runs/new" element={<NewRunPage />} />
         <Route path="/runs/:runId" element={<RunPage />} />
         <Route path="/compare" element={<ComparePage />} />
+        <Route path="/studies" element={<StudiesPage />} />
+        <Route path="/studies/new" element={<NewStudyPage />} />
+        <Route path="/studies/:studyId" element={<StudyPage />} />
         <Route path="/datasets" element={<DatasetsPage />} />
         <Route path="/settings/project" element={<ProjectSettingsPage />} />
         <Route path="/settings/tokens" element={<TokensPage />} />

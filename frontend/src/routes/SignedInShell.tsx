@@ -52,6 +52,7 @@ function TopBar() {
       </NavLink>
       {canEdit(role) && <NavLink to="/runs/new">New run</NavLink>}
       <NavLink to="/compare">Compare</NavLink>
+      <NavLink to="/studies">Studies</NavLink>
       <NavLink to="/datasets">Datasets</NavLink>
       <div className="topbar-right">
         <ProjectSwitcher />

@@ -1,0 +1,62 @@
+// The server's fair cost table of a study: mean ± spread over seeds per cell, "best" only beyond the noise.
+import type { CostTable } from "../api/queries";
+import { formatBytes, formatNumber } from "../../../lib/format";
+
+type CostValue = { mean: number; spread: number; n: number };
+
+function formatValue(unit: string, value: CostValue): string {
+  const show = (v: number) =>
+    unit === "bytes" ? formatBytes(v) : unit === "%" ? `${formatNumber(v, 3)} %` : unit === "s" ? `${formatNumber(v, 3)} s` : formatNumber(v, 4);
+  return value.n > 1 ? `${show(value.mean)} ± ${show(value.spread)}` : show(value.mean);
+}
+
+export function StudyCostTable({ table }: { table: CostTable }) {
+  const columns = table.columns.filter((column) => table.rows.some((row) => row.values[column.key]));
+  return (
+    <section className="card" data-testid="study-cost-table">
+      <h2>Cost table</h2>
+      <div className="table-scroll">
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Method</th>
+              <th>Runs</th>
+              {columns.map((column) => (
+                <th key={column.key} title={column.not_ranked_reason ?? `lower is better`}>
+                  {column.label}
+                  {!column.ranked && <span className="help"> (not ranked)</span>}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {table.rows.map((row) => (
+              <tr key={row.cell} data-cell={row.cell}>
+                <th scope="row">{row.cell}</th>
+                <td>{row.run_ids.length}</td>
+                {columns.map((column) => {
+                  const value = row.values[column.key];
+                  const best = row.best.includes(column.key);
+                  return (
+                    <td key={column.key} className={best ? "best" : undefined} data-best={best || undefined}>
+                      {value ? formatValue(column.unit, value) : "—"}
+                      {best && <span className="best-mark"> best</span>}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {table.target_loss !== null && (
+        <p className="help">Target loss for “tokens to target”: {formatNumber(table.target_loss, 4)} (the worst cell’s best eval loss).</p>
+      )}
+      {table.notes.map((note) => (
+        <p key={note} className={note.startsWith("not ranked") ? "notice" : "help"} data-testid={note.startsWith("not ranked") ? "not-ranked" : undefined}>
+          {note}
+        </p>
+      ))}
+    </section>
+  );
+}

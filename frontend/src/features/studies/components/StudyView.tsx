@@ -1,0 +1,193 @@
+// A study's page: its runs, overlaid curves per metric (one colour per cell, a thin line per seed), the fair cost
+// table and Pareto charts. The study page and a shared study show the same view; a shared one is read-only.
+import { useQuery } from "@tanstack/react-query";
+import { useMemo, useRef, useState, type ReactNode } from "react";
+import { Link } from "react-router";
+
+import type { Run } from "../../../api/client";
+import { CopyField, EmptyState, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
+import { absoluteUrl } from "../../../lib/url";
+import {
+  AXIS_KEYS,
+  ChartControls,
+  isSystemKey,
+  MetricChartCard,
+  metricsQueryOptions,
+  seriesByKey,
+  sortMetricKeys,
+  useChartControls,
+  type RunSeriesSet,
+} from "../../metrics";
+import { studyQueryOptions, useCloneStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
+import { type ParetoPoint } from "../pareto";
+import { parseList, parseSeeds } from "../plan";
+import { ParetoChart } from "./ParetoChart";
+import { StudyCostTable } from "./StudyCostTable";
+
+const MAX_POINTS = 1000;
+const LIVE_REFRESH_MS = 5_000;
+const FINISHED = new Set(["succeeded", "failed", "canceled"]);
+
+export function cellColor(index: number): string {
+  const hue = Math.round((index * 137.508 + 210) % 360);
+  return `hsl(${hue} 65% 42%)`;
+}
+
+export function StudyView({ studyId, readOnly = false, onCloned }: { studyId: number; readOnly?: boolean; onCloned?: (id: number) => void }) {
+  const study = useQuery(studyQueryOptions(studyId));
+  if (study.isPending) return <Loading what="the study" />;
+  if (study.error) return <ErrorBox error={study.error} />;
+  return <StudyContent detail={study.data} readOnly={readOnly} onCloned={onCloned} />;
+}
+
+function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; readOnly: boolean; onCloned?: (id: number) => void }) {
+  const { study, runs, cost_table: table } = detail;
+  const runIds = useMemo(() => runs.map((run) => run.id), [runs]);
+  const anyActive = runs.some((run) => !FINISHED.has(run.status));
+  const metrics = useQuery({ ...metricsQueryOptions(runIds, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false), enabled: runIds.length > 0 });
+  const [controls, setControls] = useChartControls();
+
+  const cellOf = useMemo(() => {
+    const map = new Map<number, { cell: string; color: string }>();
+    table.rows.forEach((row, index) => row.run_ids.forEach((id) => map.set(id, { cell: row.cell, color: cellColor(index) })));
+    return map;
+  }, [table.rows]);
+  const runLabels = runs.map((r) => `${r.id}:${r.seed}:${cellOf.get(r.id)?.cell}`).join(",");
+  const sets = useMemo<RunSeriesSet[]>(() => {
+    const byRun = new Map((metrics.data?.data ?? []).map((m) => [m.run_id, m]));
+    return runs.flatMap((run) => {
+      const m = byRun.get(run.id);
+      const cell = cellOf.get(run.id);
+      return m ? [{ runId: run.id, label: `${cell?.cell ?? run.method} · seed ${run.seed}`, color: cell?.color ?? "#888", series: seriesByKey(m.series) }] : [];
+    });
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs and their cells
+  }, [metrics.data, runLabels]);
+  const keys = useMemo(
+    () => sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key) && !isSystemKey(key)),
+    [sets],
+  );
+  const onChartDraw = useStudyChartsDrawnMark(metrics.dataUpdatedAt, keys);
+
+  const pareto = (costKey: string): ParetoPoint[] =>
+    table.rows.flatMap((row, index) => {
+      const loss = row.values.best_eval_loss;
+      const cost = row.values[costKey];
+      return loss && cost ? [{ label: row.cell, x: cost.mean, y: loss.mean, color: cellColor(index) }] : [];
+    });
+
+  return (
+    <div className="study-page" data-testid="study-page" data-study-id={study.id}>
+      <div className="page-title">
+        <h1>{study.name}</h1>
+        <span className="help">
+          {study.spec.model} · {study.spec.objective} ·{" "}
+          {study.spec.budget.max_steps ? `${study.spec.budget.max_steps} steps` : `${study.spec.budget.train_tokens} tokens`} per run · seeds{" "}
+          {(study.spec.seeds ?? []).join(", ")}
+        </span>
+      </div>
+      {!readOnly && <StudyActions detail={detail} onCloned={onCloned} />}
+      <section className="card compare-runs" data-testid="study-runs">
+        {runs.map((run: Run) => (
+          <span className="compare-chip" key={run.id} data-run-id={run.id} data-status={run.status}>
+            <i className="chart-swatch" style={{ background: cellOf.get(run.id)?.color }} />
+            {readOnly ? <span>{run.name}</span> : <Link to={`/runs/${run.id}`}>{run.name}</Link>}
+            <StatusBadge status={run.status} />
+          </span>
+        ))}
+      </section>
+      <section className="card charts-toolbar">
+        <ChartControls value={controls} onChange={setControls} />
+        {anyActive && <span className="help live-dot">Live · every {LIVE_REFRESH_MS / 1000} s</span>}
+      </section>
+      {metrics.error && <ErrorBox error={metrics.error} />}
+      {metrics.data && keys.length === 0 && <EmptyState title="The study's runs have logged no metrics yet" />}
+      <div className="chart-grid" data-testid="study-charts">
+        {keys.map((key) => (
+          <MetricChartCard key={key} metricKey={key} runs={sets} controls={controls} onDraw={() => onChartDraw(key)} />
+        ))}
+      </div>
+      <StudyCostTable table={table} />
+      <section className="pareto-grid" data-testid="study-pareto">
+        <ParetoChart title="Eval loss vs trainable params" unit="%" log points={pareto("trainable_percent")} />
+        <ParetoChart title="Eval loss vs model state memory" unit="bytes" points={pareto("model_state_bytes")} />
+        <ParetoChart title="Eval loss vs training time per 1k tokens" unit="s" points={pareto("seconds_per_1k_tokens")} />
+      </section>
+    </div>
+  );
+}
+
+function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (id: number) => void }) {
+  const studyId = detail.study.id;
+  const share = useShareStudy(studyId);
+  const clone = useCloneStudy(studyId);
+  const extend = useExtendStudy(studyId);
+  const [extending, setExtending] = useState(false);
+  const [seeds, setSeeds] = useState("");
+  const [methods, setMethods] = useState("");
+  const [extendError, setExtendError] = useState<string | null>(null);
+  const submitExtend = () => {
+    const parsedSeeds = parseSeeds(seeds);
+    if (parsedSeeds === null) {
+      setExtendError("Seeds: whole numbers separated by commas");
+      return;
+    }
+    setExtendError(null);
+    extend.mutate(
+      { seeds: parsedSeeds, methods: parseList(methods).map(String), grid: {} },
+      { onSuccess: () => setExtending(false), onError: (error) => setExtendError(error.message) },
+    );
+  };
+  let extra: ReactNode = null;
+  if (share.data) {
+    extra = (
+      <CopyField value={absoluteUrl(window.location.origin, share.data.url)} label="Share link (read-only)" testId="study-share-url" />
+    );
+  }
+  return (
+    <section className="card toolbar study-actions" data-testid="study-actions">
+      <button type="button" data-testid="study-share" onClick={() => share.mutate()} disabled={share.isPending}>
+        Share
+      </button>
+      <button type="button" data-testid="study-clone" disabled={clone.isPending} onClick={() => clone.mutate(null, { onSuccess: (d) => onCloned?.(d.study.id) })}>
+        Clone
+      </button>
+      <button type="button" data-testid="study-extend" onClick={() => setExtending((open) => !open)}>
+        Extend
+      </button>
+      {extending && (
+        <span className="study-extend">
+          <input aria-label="More seeds" placeholder="More seeds, e.g. 7, 8" value={seeds} onChange={(e) => setSeeds(e.target.value)} />
+          <input aria-label="More methods" placeholder="More methods, e.g. dora" value={methods} onChange={(e) => setMethods(e.target.value)} />
+          <button type="button" className="primary" disabled={extend.isPending} onClick={submitExtend}>
+            Add runs
+          </button>
+        </span>
+      )}
+      {extendError && <span className="field-error" role="alert">{extendError}</span>}
+      {share.error && <ErrorBox error={share.error} />}
+      {clone.error && <ErrorBox error={clone.error} />}
+      {extra}
+    </section>
+  );
+}
+
+/**
+ * Mark "tunelab:study-charts-drawn" when every chart has drawn the latest metrics response, and measure it from
+ * "tunelab:metrics-received" (set when the response arrived): scripts/bench_ui.py reads the measure.
+ */
+function useStudyChartsDrawnMark(dataUpdatedAt: number, keys: readonly string[]) {
+  const tracked = useRef<{ version: number; waiting: Set<string> }>({ version: 0, waiting: new Set() });
+  if (dataUpdatedAt && tracked.current.version !== dataUpdatedAt && keys.length > 0) {
+    tracked.current = { version: dataUpdatedAt, waiting: new Set(keys) };
+  }
+  return (key: string) => {
+    const { waiting } = tracked.current;
+    if (waiting.size === 0 || !waiting.delete(key) || waiting.size > 0) return;
+    performance.clearMarks("tunelab:study-charts-drawn");
+    performance.clearMeasures("tunelab:metrics-to-study-charts");
+    performance.mark("tunelab:study-charts-drawn");
+    if (performance.getEntriesByName("tunelab:metrics-received", "mark").length) {
+      performance.measure("tunelab:metrics-to-study-charts", "tunelab:metrics-received", "tunelab:study-charts-drawn");
+    }
+  };
+}

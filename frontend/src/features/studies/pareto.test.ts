@@ -1,0 +1,11 @@
+import { describe, expect, it } from "vitest";
+
+import { paretoFrontier } from "./pareto";
+
+describe("paretoFrontier", () => {
+  it("keeps the points that no other beats on both costs, by x", () => {
+    const p = (label: string, x: number, y: number) => ({ label, x, y, color: "#000" });
+    const frontier = paretoFrontier([p("full", 100, 1.0), p("lora", 1, 1.4), p("ia3", 0.1, 2.0), p("worse", 50, 1.5)]);
+    expect(frontier.map((point) => point.label)).toEqual(["ia3", "lora", "full"]);
+  });
+});
