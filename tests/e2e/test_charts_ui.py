@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import ARTIFACTS, screenshot
 from tests.worker.conftest import launch, series, wait_finished
 
 
@@ -73,6 +73,8 @@ def test_run_page_charts_zoom_together_export_and_survive_compare_and_back(page,
     picture = download(page, card, "PNG")
     assert picture.suggested_filename == "train-loss.png"
     assert open(picture.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    ARTIFACTS.mkdir(exist_ok=True)
+    picture.save_as(ARTIFACTS / "chart-export-train-loss.png")
 
     # The worker's CPU and memory samples are charted in a collapsed System section, not among the training charts.
     assert page.locator('.chart-grid [data-testid^="chart-system/"]').count() == page.locator(
@@ -82,6 +84,7 @@ def test_run_page_charts_zoom_together_export_and_survive_compare_and_back(page,
     page.click('[data-testid="system-metrics"] summary')
     assert rss_chart.get_attribute("data-points") == "2" and rss_chart.is_visible()
     assert rss_chart.locator("canvas").bounding_box()["width"] > 200
+    page.locator('[data-testid="system-metrics"]').screenshot(path=str(ARTIFACTS / "run-page-system-section.png"))
 
     page.click('a:has-text("Compare…")')
     page.wait_for_url(re.compile(r"/compare\?runs="))

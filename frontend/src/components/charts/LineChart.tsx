@@ -4,9 +4,9 @@ import { useEffect, useLayoutEffect, useMemo, useRef } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 
-import { formatNumber } from "../../lib/format";
+import { formatBytes, formatNumber } from "../../lib/format";
 import { countPoints, ema, type XAxisKind } from "../../lib/series";
-import { formatAxisX, formatAxisY, withAlpha } from "./format";
+import { BYTE_TICK_INCREMENTS, formatAxisX, formatAxisY, formatByteTicks, withAlpha } from "./format";
 import {
   AXIS_FONT,
   joinZoomGroup,
@@ -45,6 +45,8 @@ export type LineChartProps = {
    * resets them all. Without one the chart zooms alone.
    */
   syncKey?: string;
+  /** What the y values count: bytes are labelled in KiB/MiB/GiB on the axis and in the legend. */
+  unit?: "bytes";
 };
 
 type Prepared = {
@@ -105,6 +107,7 @@ export function LineChart({
   height = 220,
   onDraw,
   syncKey,
+  unit,
 }: LineChartProps) {
   const rootRef = useRef<HTMLDivElement>(null);
   const plotRef = useRef<HTMLDivElement>(null);
@@ -122,7 +125,7 @@ export function LineChart({
   preparedRef.current = prepared;
 
   const hasBands = series.some((s) => s.min && s.max);
-  const shape = JSON.stringify([series.map((s) => [s.label, s.color]), smooth > 0, logY, xKind, hasBands, height, syncKey]);
+  const shape = JSON.stringify([series.map((s) => [s.label, s.color]), smooth > 0, logY, xKind, hasBands, height, syncKey, unit]);
 
   // Create the plot when its shape changes.
   useLayoutEffect(() => {
@@ -179,7 +182,8 @@ export function LineChart({
         {
           ...axisStyle,
           size: (_u, labels) => yAxisSize(labels, measureAxisLabel),
-          values: (_u, splits) => splits.map((v) => formatAxisY(v)),
+          values: (_u, splits) => (unit === "bytes" ? formatByteTicks(splits) : splits.map((v) => formatAxisY(v))),
+          incrs: unit === "bytes" ? BYTE_TICK_INCREMENTS : undefined,
         },
       ],
       hooks: {
@@ -270,6 +274,10 @@ export function LineChart({
     // eslint-disable-next-line react-hooks/exhaustive-deps -- updateReadout reads refs, its arguments and xKind (in shape)
   }, [prepared]);
 
+  function formatValue(value: number | null): string {
+    return unit === "bytes" && value !== null ? formatBytes(value) : formatNumber(value, 4);
+  }
+
   function updateReadout(plot: uPlot, columns: readonly ReadoutColumns[], idx: number | null) {
     const data = plot.data;
     if (xReadRef.current) {
@@ -277,9 +285,9 @@ export function LineChart({
     }
     readValues(data as ArrayLike<number | null>[], columns, idx).forEach(({ raw, smoothed }, i) => {
       const rawEl = valueRefs.current[i];
-      if (rawEl) rawEl.textContent = formatNumber(raw, 4);
+      if (rawEl) rawEl.textContent = formatValue(raw);
       const smoothedEl = smoothedRefs.current[i];
-      if (smoothedEl) smoothedEl.textContent = smoothed === null ? "" : `smoothed ${formatNumber(smoothed, 4)}`;
+      if (smoothedEl) smoothedEl.textContent = smoothed === null ? "" : `smoothed ${formatValue(smoothed)}`;
     });
   }
 

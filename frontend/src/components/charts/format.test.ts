@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatAxisX, formatAxisY, formatShortDuration, withAlpha } from "./format";
+import { formatAxisX, formatAxisY, formatByteTicks, formatShortDuration, withAlpha } from "./format";
 
 describe("chart formats", () => {
   it("labels y ticks compactly and leaves unlabelled log ticks empty", () => {
@@ -18,5 +18,16 @@ describe("chart formats", () => {
   it("adds an alpha to hsl and hex colours", () => {
     expect(withAlpha("hsl(10 65% 42%)", 0.3)).toBe("hsl(10 65% 42% / 0.3)");
     expect(withAlpha("#2f6fdf", 0.5)).toBe("#2f6fdf80");
+  });
+});
+
+describe("byte axis", () => {
+  it("labels ticks in the largest tick's unit, with the decimals that keep close ticks apart", () => {
+    const mib = 2 ** 20;
+    const labels = formatByteTicks([546.4 * mib, 546.6 * mib, 546.8 * mib, null]);
+    expect(labels).toEqual(["546.4 MiB", "546.6 MiB", "546.8 MiB", ""]);
+    expect(new Set(formatByteTicks([573_000_000, 573_200_000, 573_400_000])).size).toBe(3);
+    expect(formatByteTicks([0, 2 * 2 ** 30, 4 * 2 ** 30])).toEqual(["0 GiB", "2 GiB", "4 GiB"]);
+    expect(formatByteTicks([0, 512])).toEqual(["0 B", "512 B"]);
   });
 });

@@ -49,3 +49,29 @@ export function withAlpha(color: string, alpha: number): string {
   if (match && !match[2].includes("/")) return `${match[1]}(${match[2]} / ${alpha})`;
   return color;
 }
+
+const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** Tick spacings of a byte axis: 1, 2, 5 … 500 of each binary unit, so that ticks fall on round MiB or GiB. */
+export const BYTE_TICK_INCREMENTS: number[] = BYTE_UNITS.flatMap((_, unit) =>
+  [1, 2, 5, 10, 20, 50, 100, 200, 500].map((m) => m * 1024 ** unit),
+);
+
+/**
+ * Tick labels of a byte axis in one unit (the largest tick's) with as many decimals as the spacing of the ticks
+ * needs to tell them apart: "546.5 MiB", "546.7 MiB" where plain numbers read 5.7e8 on every tick.
+ */
+export function formatByteTicks(splits: readonly (number | null | undefined)[]): string[] {
+  const values = splits.filter((v): v is number => v !== null && v !== undefined && Number.isFinite(v));
+  const largest = Math.max(0, ...values.map(Math.abs));
+  let unit = 0;
+  while (unit < BYTE_UNITS.length - 1 && largest >= 1024 ** (unit + 1)) unit += 1;
+  const scale = 1024 ** unit;
+  const sorted = [...values].sort((a, b) => a - b);
+  let spacing = Infinity;
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] > sorted[i - 1]) spacing = Math.min(spacing, sorted[i] - sorted[i - 1]);
+  const decimals = unit === 0 || !Number.isFinite(spacing) ? 0 : Math.min(3, Math.max(0, Math.ceil(-Math.log10(spacing / scale))));
+  return splits.map((v) =>
+    v === null || v === undefined || !Number.isFinite(v) ? "" : `${(v / scale).toFixed(decimals)} ${BYTE_UNITS[unit]}`,
+  );
+}

@@ -73,9 +73,9 @@ export const METRIC_TITLES: Record<string, string> = {
   "train/log_odds_ratio": "Train log odds ratio (ORPO)",
   "eval/log_odds_ratio": "Eval log odds ratio (ORPO)",
   "system/cpu_percent": "CPU (% of one core)",
-  "system/rss_bytes": "Process memory (resident, bytes)",
+  "system/rss_bytes": "Process memory (resident)",
   "system/gpu_utilization_percent": "GPU utilisation (%)",
-  "system/gpu_memory_bytes": "GPU memory allocated (bytes)",
+  "system/gpu_memory_bytes": "GPU memory allocated",
 };
 
 /** Known keys first in their usual order, then any others alphabetically. */

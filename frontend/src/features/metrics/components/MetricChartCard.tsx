@@ -4,7 +4,7 @@ import type uPlot from "uplot";
 import { LineChart } from "../../../components/charts/LineChart";
 import { chartCsv, chartPng, exportFilename, saveBlob } from "../../../components/charts/export";
 import { X_AXIS_LABELS } from "../../../components/charts/format";
-import { formatNumber } from "../../../lib/format";
+import { formatBytes, formatNumber } from "../../../lib/format";
 import { buildChartData, type RunSeriesSet } from "../chartData";
 import type { ChartControlsState } from "../controls";
 import { isSmoothable, METRIC_TITLES } from "../keys";
@@ -41,6 +41,7 @@ export function MetricChartCard({
     [metricKey, runs, controls.xKind, bands],
   );
   const title = METRIC_TITLES[metricKey] ?? metricKey;
+  const unit = metricKey.endsWith("_bytes") ? "bytes" : undefined;
   const plotRef = useRef<uPlot | null>(null);
   const onDrawRef = useRef(onDraw);
   onDrawRef.current = onDraw;
@@ -56,7 +57,8 @@ export function MetricChartCard({
   const exportPng = async () => {
     const plot = plotRef.current;
     if (!plot) return;
-    const legend = series.map((s) => ({ label: s.label, color: s.color, value: formatNumber(lastLogged(s.values), 4) }));
+    const formatLatest = (v: number | null) => (unit && v !== null ? formatBytes(v) : formatNumber(v, 4));
+    const legend = series.map((s) => ({ label: s.label, color: s.color, value: formatLatest(lastLogged(s.values)) }));
     const png = await chartPng(plot.ctx.canvas, plot.width, `${title} (${metricKey})`, legend);
     saveBlob(png, exportFilename(metricKey, "png"));
   };
@@ -87,6 +89,7 @@ export function MetricChartCard({
           xKind={controls.xKind}
           height={height}
           onDraw={onPlotDraw}
+          unit={unit}
           syncKey={`${syncKey}:${controls.xKind}`}
         />
         {series.length === 0 && (
