@@ -126,7 +126,8 @@ def _first_visit_hint() -> str:
 
 
 def cmd_up(args: argparse.Namespace) -> None:
-    """Everything on one machine: assets, migrations, Redis (embedded unless configured), API and one worker."""
+    """Everything on one machine: assets, migrations, Redis (embedded unless configured), API, one training worker
+    and one inference worker (the playground answers while a run trains)."""
     settings = get_settings()
     cmd_assets(args)
     cmd_migrate(args)
@@ -147,6 +148,8 @@ def cmd_up(args: argparse.Namespace) -> None:
                                 preexec_fn=_die_with_parent),
         "worker": subprocess.Popen([*me, "worker", "--queues", settings.queues, "--concurrency", "1"], env=env,
                                    preexec_fn=_die_with_parent),
+        "inference worker": subprocess.Popen([*me, "worker", "--queues", settings.infer_queue, "--concurrency", "1"],
+                                             env=env, preexec_fn=_die_with_parent),
     }
     children = list(parts.values())
     print(f"\n  Tunelab is starting at http://{host}:{port}   (API docs: http://{host}:{port}/api/docs)\n"
@@ -192,8 +195,9 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--port", type=int, help="listen port (TUNELAB_PORT, default 8000)")
     up.set_defaults(func=cmd_up)
     api.set_defaults(func=cmd_api)
-    worker = sub.add_parser("worker", help="run a training worker")
-    worker.add_argument("--queues", help="comma-separated queues to consume (TUNELAB_QUEUES, default cpu)")
+    worker = sub.add_parser("worker", help="run a training worker (or, with --queues infer, the playground's)")
+    worker.add_argument("--queues", help="comma-separated queues to consume (TUNELAB_QUEUES, default cpu; the "
+                                         "playground's is TUNELAB_INFER_QUEUE, default infer)")
     worker.add_argument("--concurrency", type=int, default=1, help="runs trained at once (default 1)")
     worker.set_defaults(func=cmd_worker)
     sub.add_parser("migrate", help="upgrade the database schema to the latest version").set_defaults(func=cmd_migrate)

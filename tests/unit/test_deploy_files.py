@@ -197,7 +197,11 @@ def test_docker_compose_file_is_valid():
     result = _compose(SECRET, "-q")
     assert result.returncode == 0, result.stderr
     services = _compose(SECRET, "--services").stdout.split()
-    assert {"postgres", "redis", "api", "worker-cpu", "worker-gpu"} <= set(services)
+    assert {"postgres", "redis", "api", "worker-cpu", "worker-infer", "worker-gpu"} <= set(services)
+    infer = yaml.safe_load(_compose(SECRET).stdout)["services"]["worker-infer"]
+    # The queue the API sends playground requests to by default (the tests' own environment names another).
+    default_infer_queue = Settings.model_fields["infer_queue"].default
+    assert infer["command"] == ["tunelab", "worker", "--queues", default_infer_queue, "--concurrency", "1"]
 
 
 def test_the_image_serves_the_built_ui_from_where_settings_look():

@@ -75,10 +75,11 @@ def get_responsive_redis() -> redis.Redis:
                                 socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
 
 
-def get_async_redis():
+def get_async_redis(**options):
+    """A new asyncio client; `options` are redis-py's (a blocking read needs a socket_timeout longer than its block)."""
     import redis.asyncio as aioredis
 
-    return aioredis.Redis.from_url(_client_url(redis_url()), decode_responses=True)
+    return aioredis.Redis.from_url(_client_url(redis_url()), decode_responses=True, **options)
 
 
 def environ_with_redis(url: str) -> dict[str, str]:

@@ -175,7 +175,8 @@ def check_reader(session: Session, settings: Settings, principal: Principal, req
 async def stream_events(settings: Settings, request_id: str, last_event_id: str | None) -> AsyncIterator[str]:
     """The request's events as Server-Sent Events from after `last_event_id` (from the start without one), then as
     the worker adds them, until `end`."""
-    redis = get_async_redis()
+    # The socket waits out a blocking read and then some; on a Unix socket redis-py would otherwise give up first.
+    redis = get_async_redis(socket_timeout=KEEPALIVE_MS / 1000 + 10)
     key, after = _key(settings, request_id), last_event_id or "0-0"
     try:
         yield "retry: 1000\n\n"
