@@ -8,7 +8,7 @@ history. The same SQL runs on SQLite and PostgreSQL: only reading a value out of
 import math
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, cast
 
 from sqlalchemy import ColumnElement, Select, and_, case, exists, func, literal, select
 from sqlalchemy.orm import InstrumentedAttribute
@@ -122,7 +122,7 @@ def parse_metric(text: str) -> MetricCondition:
     key = wrapped or bare
     if aggregate and key in RUN_SUMMARY_COLUMNS:
         raise _invalid("metric", text, f"{key} is one figure per run; compare it without {aggregate}()")
-    return MetricCondition(key, aggregate or "last", operator, value)
+    return MetricCondition(key, cast(Aggregate, aggregate or "last"), cast(Operator, operator), value)
 
 
 def parse_filters(tags: list[str] | None, params: list[str] | None, metrics: list[str] | None) -> RunFilters:
@@ -135,7 +135,8 @@ def parse_filters(tags: list[str] | None, params: list[str] | None, metrics: lis
                       metrics=tuple(parse_metric(m) for m in metrics or ()))
 
 
-def _compare(left: ColumnElement, operator: Operator, right: object) -> ColumnElement[bool]:
+def _compare(left: ColumnElement[Any] | InstrumentedAttribute[Any], operator: Operator,
+             right: object) -> ColumnElement[bool]:
     match operator:
         case "<":
             return left < right

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import select, tuple_
@@ -83,7 +83,7 @@ def _csv_cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _as_csv(columns: list[str], rows: Iterator[dict[str, Any]] | Iterator[tuple], by_name: bool) -> Iterator[str]:
+def _as_csv(columns: list[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
 
@@ -96,8 +96,7 @@ def _as_csv(columns: list[str], rows: Iterator[dict[str, Any]] | Iterator[tuple]
     writer.writerow(columns)
     count = 0
     for row in rows:
-        values = [row[c] for c in columns] if by_name else row  # type: ignore[index]
-        writer.writerow([_csv_cell(v) for v in values])
+        writer.writerow([_csv_cell(v) for v in row])
         count += 1
         if count % 1000 == 0:
             yield flush()
@@ -121,11 +120,11 @@ def export_runs(query: runs.RunQuery, export_format: ExportFormat) -> Iterator[s
     columns = run_columns(extra)
     records = _run_records(query, columns)
     if export_format == "csv":
-        return _as_csv(columns, records, by_name=True)
+        return _as_csv(columns, ([record[c] for c in columns] for record in records))
     return _as_json(records)
 
 
-def _metric_rows(run_id: int) -> Iterator[tuple]:
+def _metric_rows(run_id: int) -> Iterator[tuple[Any, ...]]:
     """Every stored point of the run, ordered by key then step (keyset pages on the primary key)."""
     after: tuple[str, int] | None = None
     while True:
@@ -134,7 +133,7 @@ def _metric_rows(run_id: int) -> Iterator[tuple]:
                     .order_by(Metric.key, Metric.step).limit(METRICS_PAGE))
             if after is not None:
                 stmt = stmt.where(tuple_(Metric.key, Metric.step) > tuple_(*after))
-            page = [tuple(row) for row in session.execute(stmt)]
+            page = session.execute(stmt).all()
         yield from page
         if len(page) < METRICS_PAGE:
             return
@@ -145,6 +144,6 @@ def export_metrics(run_id: int, export_format: ExportFormat) -> Iterator[str]:
     """A run's whole metric history (key, step, value, wall_time), never downsampled."""
     rows = _metric_rows(run_id)
     if export_format == "csv":
-        return _as_csv(list(METRIC_COLUMNS), rows, by_name=False)
+        return _as_csv(list(METRIC_COLUMNS), rows)
     return _as_json(dict(zip(METRIC_COLUMNS, row, strict=True)) for row in rows)
 
