@@ -71,6 +71,25 @@ export default tseslint.config(
     },
   },
   {
+    // Components and pages reach the API through their feature's hooks and queryOptions (features/<x>/api/), where
+    // the cache keys and invalidations live; a component with its own api.POST beside a hook bypasses them.
+    files: ["src/features/*/components/**", "src/features/*/*.tsx", "src/routes/**", "src/components/**", "src/App.tsx"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "(^|/)api/client$",
+              importNames: ["api"],
+              message: "call the API through the feature's hooks or queryOptions (features/<x>/api/), not api.GET/POST here",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The one module that talks to the network (openapi-fetch calls fetch inside it), and the component tests' fake
     // network under it.
     files: ["src/api/client.ts", "src/test/**"],

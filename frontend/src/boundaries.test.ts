@@ -45,6 +45,15 @@ describe("frontend lint boundaries", () => {
     expect(await ruleIds("src/api/client.ts", `export const a = () => fetch("/api/v1/runs");\n`)).toEqual([]);
   });
 
+  it("keeps components on their feature's hooks, not the client's api object", async () => {
+    const direct = `import { api } from "../../../api/client";\nexport const cancel = (id: number) => api.POST("/api/v1/runs/{run_id}/cancel", { params: { path: { run_id: id } } });\n`;
+    expect(await ruleIds("src/features/run/components/Probe.tsx", direct)).toContain("no-restricted-imports");
+    // The feature's api/ modules are where the client is called; types from the client are fine anywhere.
+    expect(await ruleIds("src/features/run/api/probe.ts", direct)).toEqual([]);
+    const types = `import type { Run } from "../../../api/client";\nexport type R = Run;\n`;
+    expect(await ruleIds("src/features/run/components/Probe.tsx", types)).toEqual([]);
+  });
+
   it("checks the rules of hooks", async () => {
     const code = `import { useState } from "react";\nexport function Box({ on }: { on: boolean }) {\n  if (on) useState(0);\n  return null;\n}\n`;
     expect(await ruleIds("src/features/runs/Probe.tsx", code)).toContain("react-hooks/rules-of-hooks");
