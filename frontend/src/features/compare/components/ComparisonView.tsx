@@ -10,6 +10,7 @@ import { runColor } from "../../../lib/series";
 import {
   AXIS_KEYS,
   ChartControls,
+  isSystemKey,
   MetricChartCard,
   metricsQueryOptions,
   seriesByKey,
@@ -69,7 +70,8 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
   }, [metrics.data, runLabels]);
 
   const keys = useMemo(
-    () => sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key)),
+    // The training processes' CPU and memory samples stay on each run's page: they are not what methods are compared by.
+    () => sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key) && !isSystemKey(key)),
     [sets],
   );
   const onChartDraw = useChartsDrawnMark(metrics.dataUpdatedAt, keys);
