@@ -1,5 +1,6 @@
 """The run table in Chromium: tag a run on its page, filter the table by the tag (kept in the URL across a reload),
-export the filtered table as CSV, and add the run to a comparison with the run picker."""
+export the filtered table as CSV, add the run to a comparison with the run picker, and delete a run after the
+confirmation."""
 
 import csv
 import io
@@ -35,6 +36,7 @@ def test_tag_filter_export_and_pick_a_run(page, api):
     page.click('[data-testid="save-labels"]')
     page.wait_for_selector(f'[data-testid="run-labels"] [data-testid="run-tag"]:text-is("{tag}")')
     page.wait_for_selector('[data-testid="run-notes"]:text-is("the one to beat")')
+    screenshot(page, "run-page-labels")
 
     # Filter the table by the tag; the URL keeps it across a reload.
     page.goto("/")
@@ -66,3 +68,13 @@ def test_tag_filter_export_and_pick_a_run(page, api):
     page.click(f'[data-testid="run-picker-result"] button[aria-label="Add {tagged["name"]}"]')
     page.wait_for_function(f"new URLSearchParams(location.search).get('runs') === '{other['id']},{tagged['id']}'")
     page.wait_for_selector('[data-testid="run-picker-result"]', state="detached")
+
+    # Delete the other run from its page: only once the confirmation is accepted.
+    page.goto(f"/runs/{other['id']}")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click('[data-testid="delete-run"]')
+    assert api.get(f"/runs/{other['id']}").status_code == 200
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click('[data-testid="delete-run"]')
+    page.wait_for_url(lambda url: urlparse(url).path == "/")
+    assert api.get(f"/runs/{other['id']}").status_code == 404

@@ -4,7 +4,7 @@ import { useSession } from "../features/auth/session";
 import { RunActions } from "../features/run/components/RunActions";
 import { RunNotFound, RunView } from "../features/run/components/RunView";
 import { canEdit } from "../features/auth";
-import { RunLabels } from "../features/runs";
+import { DeleteRunButton, RunLabels } from "../features/runs";
 
 export function RunPage() {
   const { runId: param } = useParams();
@@ -25,6 +25,7 @@ export function RunPage() {
         <>
           <RunLabels run={run} canEdit={canEdit(roleIn(run.project_id))} />
           <RunActions run={run} role={roleIn(run.project_id)} />
+          {canEdit(roleIn(run.project_id)) && <DeleteRunButton run={run} />}
         </>
       )}
     />

@@ -3,3 +3,4 @@ export { useCancelRun, useCreateRun, useResumeRun } from "./api/mutations";
 export { isFinished, runKeys, runQueryOptions, runsQueryOptions } from "./api/queries";
 export { RunLabels } from "./components/RunLabels";
 export { RunPicker } from "./components/RunPicker";
+export { DeleteRunButton } from "./components/DeleteRunButton";

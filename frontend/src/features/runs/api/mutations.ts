@@ -62,3 +62,16 @@ export function useBulkRunAction() {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: runKeys.all }),
   });
 }
+
+/** Delete a finished run with its metrics and artifacts. */
+export function useDeleteRun() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (runId: number) =>
+      unwrap(await api.DELETE("/api/v1/runs/{run_id}", { params: { path: { run_id: runId } } })),
+    onSuccess: (_, runId) => {
+      queryClient.removeQueries({ queryKey: runKeys.detail(runId) });
+      return queryClient.invalidateQueries({ queryKey: runKeys.all });
+    },
+  });
+}
