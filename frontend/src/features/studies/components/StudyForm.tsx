@@ -202,7 +202,7 @@ export function StudyForm({ catalog, projectId }: { catalog: StudyCatalog; proje
         <span className={runCount > MAX_RUNS ? "field-error" : "help"} data-testid="study-run-count">
           {runCount} run{runCount === 1 ? "" : "s"}{runCount > MAX_RUNS ? ` (at most ${MAX_RUNS})` : ""}
         </span>
-        <button type="submit" className="primary" disabled={create.isPending || runCount === 0 || runCount > MAX_RUNS} data-testid="launch-study">
+        <button type="submit" className="primary" disabled={create.isPending || runCount > MAX_RUNS} data-testid="launch-study">
           {create.isPending ? "Launching…" : `Launch ${runCount} run${runCount === 1 ? "" : "s"}`}
         </button>
       </div>
