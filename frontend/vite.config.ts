@@ -19,6 +19,8 @@ export default defineConfig({
           environment: "jsdom",
           include: ["src/**/*.test.tsx"],
           setupFiles: ["src/test/setup.ts"],
+          // A render with typing takes about a second; on a busy 2-core machine many times that.
+          testTimeout: 30_000,
         },
       },
     ],

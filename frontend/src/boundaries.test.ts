@@ -8,7 +8,7 @@ let eslint: ESLint;
 
 beforeAll(() => {
   eslint = new ESLint({ cwd: frontendDir });
-});
+}, 60_000);
 
 /** The rule ids ESLint reports for `code` as the file `path` (relative to frontend/). */
 async function ruleIds(path: string, code: string): Promise<(string | null)[]> {
@@ -16,7 +16,8 @@ async function ruleIds(path: string, code: string): Promise<(string | null)[]> {
   return result.messages.map((m) => m.ruleId);
 }
 
-describe("frontend lint boundaries", () => {
+// The first lint loads the parser and reads the features: seconds on a busy machine.
+describe("frontend lint boundaries", { timeout: 60_000 }, () => {
   it("lets a feature import another only through its index.ts", async () => {
     const deep = `import { useSession } from "../auth/session";\nexport const s = useSession;\n`;
     const pub = `import { useSession } from "../auth";\nexport const s = useSession;\n`;
