@@ -61,6 +61,21 @@ def test_lora_trains_reports_and_its_adapter_reloads_exactly(train, assets):
         with torch.no_grad():
             logits = reloaded(input_ids=torch.tensor([sample["prompt_token_ids"]])).logits[0, -1, :16]
         assert torch.allclose(logits, torch.tensor(sample["logits"]), atol=1e-5, rtol=0)
+    assert [s["base_completion"] for s in samples] == base_completions(assets.tiny_model, samples)
+
+
+def base_completions(model_dir, samples: list[dict]) -> list[str]:
+    """The untrained model's greedy completions of the samples' prompts, as samples.jsonl's base_completion."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    base, tokenizer = AutoModelForCausalLM.from_pretrained(model_dir).eval(), AutoTokenizer.from_pretrained(model_dir)
+    completions = []
+    for sample in samples:
+        with torch.no_grad():
+            generated = base.generate(input_ids=torch.tensor([sample["prompt_token_ids"]]), max_new_tokens=8,
+                                      do_sample=False, pad_token_id=tokenizer.pad_token_id)
+        completions.append(tokenizer.decode(generated[0, len(sample["prompt_token_ids"]):], skip_special_tokens=True))
+    return completions
 
 
 def test_full_sft_learns_the_sample_dataset(train, assets):
@@ -81,10 +96,13 @@ def test_full_sft_learns_the_sample_dataset(train, assets):
     model_dir = job.output_dir / "model"
     assert not (job.output_dir / "adapter").exists()
     reloaded = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    sample = read_jsonl(job.output_dir / "samples.jsonl")[0]
+    samples = read_jsonl(job.output_dir / "samples.jsonl")
+    sample = samples[0]
     with torch.no_grad():
         logits = reloaded(input_ids=torch.tensor([sample["prompt_token_ids"]])).logits[0, -1, :16]
     assert torch.allclose(logits, torch.tensor(sample["logits"]), atol=1e-5, rtol=0)
+    assert [s["base_completion"] for s in samples] == base_completions(assets.tiny_model, samples)
+    assert [s["base_completion"] for s in samples] != [s["completion"] for s in samples], "60 steps change answers"
 
 
 def test_cancel_stops_within_one_step_and_keeps_artifacts(train):

@@ -4,6 +4,8 @@ import pytest
 
 from tunelab.training.registry import list_methods
 
+from .conftest import read_jsonl
+
 METHODS = [
     pytest.param(m.name, marks=[pytest.mark.requires_gpu] if m.requires_cuda else []) for m in list_methods()
 ]
@@ -19,6 +21,8 @@ def test_every_method_trains_a_few_steps(method, train):
     saved = job.output_dir / ("adapter" if method != "full" else "model")
     assert any(saved.iterdir())
     assert (job.output_dir / "samples.jsonl").exists()
+    # The samples table's base column: every method's samples hold the base model's completion too.
+    assert all(isinstance(s["base_completion"], str) for s in read_jsonl(job.output_dir / "samples.jsonl"))
 
 
 def test_dora_learns_a_magnitude_beside_the_lora_update(train):

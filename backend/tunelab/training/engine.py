@@ -8,7 +8,8 @@ Artifacts under job.output_dir:
   checkpoints/checkpoint-<step>/  the trainer's checkpoints (model or adapter, optimizer, scheduler, RNG, trainer
                       state with the data position), the newest `checkpoints_to_keep`; a resume starts from the newest
   samples.jsonl       up to 3 eval prompts: prompt, prompt_token_ids, expected, completion (greedy),
-                      logits (first 16 of the prompt's last position, float32, trained model in eval mode)
+                      base_completion (the base model's, greedy), logits (first 16 of the prompt's last position,
+                      float32, trained model in eval mode)
 """
 
 import json
@@ -17,6 +18,7 @@ import random
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -129,37 +131,69 @@ def sample_prompt(record: Record, tokenizer: "PreTrainedTokenizerBase") -> tuple
     return decode(tokenizer, ids[:half]), decode(tokenizer, ids[half:])
 
 
+def _greedy_completion(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", input_ids: "torch.Tensor") -> str:
+    import torch
+
+    with torch.no_grad():
+        generated = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                   max_new_tokens=SAMPLE_NEW_TOKENS, do_sample=False,
+                                   pad_token_id=tokenizer.pad_token_id)
+    # Prompt-learning PEFT models return only the new tokens; the others return prompt + new tokens.
+    prompt_length = input_ids.shape[1]
+    new_ids = generated[0, prompt_length:] if generated.shape[1] > SAMPLE_NEW_TOKENS else generated[0]
+    return decode(tokenizer, new_ids, skip_special_tokens=True)
+
+
+def _base_completions(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", prompts: list["torch.Tensor"],
+                      load_base_model: "Callable[[], CausalLM] | None") -> list[str | None]:
+    """The base model's greedy completions of the same prompts, beside the trained model's in the samples table: a
+    PEFT model's with its adapter switched off, a full fine-tuning's from the base loaded again (none without a
+    loader)."""
+    from peft import PeftModel
+
+    if isinstance(model, PeftModel):
+        if model.peft_config[model.active_adapter].is_prompt_learning:
+            # The virtual tokens live beside the base model, which is unchanged.
+            base = cast("TrainedModel", model.get_base_model())
+            return [_greedy_completion(base, tokenizer, ids) for ids in prompts]
+        with model.disable_adapter():
+            return [_greedy_completion(model, tokenizer, ids) for ids in prompts]
+    if load_base_model is None:
+        return [None for _ in prompts]
+    device = next(model.parameters()).device
+    base = load_base_model().to(device).eval()  # type: ignore[arg-type]  # PreTrainedModel.to's wraps-typed signature
+    completions: list[str | None] = [_greedy_completion(base, tokenizer, ids) for ids in prompts]
+    del base
+    return completions
+
+
 def write_samples(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", records: list[Record],
-                  path: Path) -> None:
-    """Greedy completions and last-position logits of the trained model for a few fixed eval prompts."""
+                  path: Path, load_base_model: "Callable[[], CausalLM] | None" = None) -> None:
+    """Greedy completions and last-position logits of the trained model for a few fixed eval prompts, and the base
+    model's completions of them."""
     import torch
 
     model.eval()
     device = next(model.parameters()).device
+    chosen = [sample_prompt(record, tokenizer) for record in records[:SAMPLE_COUNT]]
+    prompt_ids = [tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt, _ in chosen]
+    inputs = [torch.tensor([ids], device=device) for ids in prompt_ids]
+    samples = []
+    for (prompt, expected), ids, input_ids in zip(chosen, prompt_ids, inputs, strict=True):
+        with torch.no_grad():
+            logits = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids)).logits[0, -1, :SAMPLE_LOGITS]
+        samples.append({
+            "prompt": prompt,
+            "prompt_token_ids": ids,
+            "expected": expected,
+            "completion": _greedy_completion(model, tokenizer, input_ids),
+            "logits": logits.float().cpu().tolist(),
+        })
+    for sample, base_completion in zip(samples, _base_completions(model, tokenizer, inputs, load_base_model),
+                                       strict=True):
+        sample["base_completion"] = base_completion
     with path.open("w", encoding="utf-8") as out:
-        for record in records[:SAMPLE_COUNT]:
-            prompt, expected = sample_prompt(record, tokenizer)
-            prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-            input_ids = torch.tensor([prompt_ids], device=device)
-            attention_mask = torch.ones_like(input_ids)
-            with torch.no_grad():
-                logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[0, -1, :SAMPLE_LOGITS]
-                generated = model.generate(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    max_new_tokens=SAMPLE_NEW_TOKENS,
-                    do_sample=False,
-                    pad_token_id=tokenizer.pad_token_id,
-                )
-            # Prompt-learning PEFT models return only the new tokens; the others return prompt + new tokens.
-            new_ids = generated[0, len(prompt_ids) :] if generated.shape[1] > SAMPLE_NEW_TOKENS else generated[0]
-            sample = {
-                "prompt": prompt,
-                "prompt_token_ids": prompt_ids,
-                "expected": expected,
-                "completion": decode(tokenizer, new_ids, skip_special_tokens=True),
-                "logits": logits.float().cpu().tolist(),
-            }
+        for sample in samples:
             out.write(json.dumps(sample) + "\n")
 
 
@@ -311,7 +345,8 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     # A cancel means "stop now": no sample generation (on a real model it takes minutes).
     # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate.
     if main_process and eval_records and not callback.canceled and params.zero_stage < 3:
-        write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl")
+        write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl",
+                      None if method.peft else load_base_model)
 
     # After the last step the trainer has freed the gradients: the recorder counted them while they were there.
     model_state = state_recorder.peak or model_state_bytes(trained, trainer.optimizer)
