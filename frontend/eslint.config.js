@@ -30,6 +30,16 @@ const featureBoundaries = features.flatMap((target) =>
     })),
 );
 
+// The layers under the features (api/, lib/, components/) know no feature and no page; a feature knows no page.
+const layerBoundaries = [
+  ...["api", "lib", "components"].map((layer) => ({
+    target: `./src/${layer}`,
+    from: ["./src/features", "./src/routes"],
+    message: `src/${layer} sits below the features and pages: pass what it needs in (props, arguments) instead`,
+  })),
+  { target: "./src/features", from: "./src/routes", message: "pages compose features, not the other way round" },
+];
+
 const networkOutsideClient = "call the API through the generated client (src/api/client.ts: api.GET/POST …) instead";
 
 export default tseslint.config(
@@ -48,7 +58,7 @@ export default tseslint.config(
       "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".tsx", ".d.ts", ".js", ".json"] })],
     },
     rules: {
-      "import-x/no-restricted-paths": ["error", { basePath: root, zones: featureBoundaries }],
+      "import-x/no-restricted-paths": ["error", { basePath: root, zones: [...featureBoundaries, ...layerBoundaries] }],
       "import-x/no-cycle": ["error", { ignoreExternal: true }],
       "tunelab/no-feature-cycle": ["error", { featuresDir }],
       "no-restricted-globals": [

@@ -28,6 +28,13 @@ describe("frontend lint boundaries", { timeout: 60_000 }, () => {
     expect(await ruleIds("src/routes/Probe.tsx", fromRoute)).toEqual([]);
   });
 
+  it("keeps api/, lib/ and components/ below the features, and features below the pages", async () => {
+    const feature = `import { useSession } from "../../features/auth";\nexport const s = useSession;\n`;
+    expect(await ruleIds("src/components/ui/Probe.tsx", feature)).toContain("import-x/no-restricted-paths");
+    const page = `import { RunPage } from "../../routes/RunPage";\nexport const p = RunPage;\n`;
+    expect(await ruleIds("src/features/runs/Probe.tsx", page)).toContain("import-x/no-restricted-paths");
+  });
+
   it("refuses an import that closes a cycle between features", async () => {
     // launch already imports runs (useCreateRun), so runs importing launch would make launch ↔ runs.
     const code = `import { LaunchForm } from "../launch/LaunchForm";\nexport const f = LaunchForm;\n`;
