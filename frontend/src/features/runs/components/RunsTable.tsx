@@ -67,7 +67,7 @@ function formatParam(value: unknown): string {
 }
 
 /** Per summary column with a better end, the best value among the runs shown (none for a single run). */
-function bestValues(runs: Run[], columns: ColumnId[]): Map<ColumnId, number> {
+export function bestValues(runs: Run[], columns: ColumnId[]): Map<ColumnId, number> {
   const best = new Map<ColumnId, number>();
   if (runs.length < 2) return best;
   for (const column of SUMMARY_COLUMNS) {

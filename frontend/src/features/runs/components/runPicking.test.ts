@@ -4,6 +4,7 @@ import type { Run } from "../../../api/client";
 import { splitTags } from "./BulkActions";
 import { scalarParamNames } from "./ColumnChooser";
 import { mergeResults } from "./RunPicker";
+import { bestValues } from "./RunsTable";
 
 const run = (id: number, params: Record<string, unknown> = {}) => ({ id, config: { params } }) as unknown as Run;
 
@@ -24,5 +25,15 @@ describe("picking and tagging runs", () => {
       "packing",
       "r",
     ]);
+  });
+
+  it("marks the best of each shown summary column: the lowest loss, the highest throughput", () => {
+    const figures = (id: number, best_eval_loss: number | null, tokens_per_second: number | null) =>
+      ({ ...run(id), best_eval_loss, tokens_per_second, wall_time_s: 10, started_at: null, finished_at: null }) as unknown as Run;
+    const runs = [figures(1, 2.0, 100), figures(2, 1.5, 50), figures(3, null, 300)];
+    const best = bestValues(runs, ["best_eval_loss", "tokens_per_second", "wall_time_s", "param.r"]);
+    expect(Object.fromEntries(best)).toEqual({ best_eval_loss: 1.5, tokens_per_second: 300 });
+    expect(bestValues(runs, ["latest_train_loss"]).size).toBe(0);
+    expect(bestValues(runs.slice(0, 1), ["best_eval_loss"]).size).toBe(0);
   });
 });
