@@ -1,13 +1,13 @@
 // The launch form as a user meets it: the fields come from the chosen method's JSON Schema, a launch sends the
 // resolved body through the real API client, and a 422 lands at the field it names.
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { MemoryRouter, Route, Routes, useParams } from "react-router";
+import { Route, useParams } from "react-router";
 import { describe, expect, it } from "vitest";
 
 import type { Dataset, Run, Schemas } from "../../api/client";
 import { apiError, fakeNetwork, json } from "../../test/network";
+import { renderInApp } from "../../test/render";
 import type { Catalog } from "./launchChoice";
 import { LaunchForm } from "./LaunchForm";
 
@@ -60,17 +60,11 @@ function RunPageStub() {
 }
 
 function renderForm() {
-  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false }, mutations: { retry: false } } });
-  render(
-    <QueryClientProvider client={queryClient}>
-      <MemoryRouter initialEntries={["/runs/new"]}>
-        <Routes>
-          <Route path="/runs/new" element={<LaunchForm catalog={catalog} projectId={7} />} />
-          <Route path="/runs/:runId" element={<RunPageStub />} />
-        </Routes>
-      </MemoryRouter>
-    </QueryClientProvider>,
-  );
+  renderInApp(<LaunchForm catalog={catalog} projectId={7} />, {
+    at: "/runs/new",
+    path: "/runs/new",
+    routes: <Route path="/runs/:runId" element={<RunPageStub />} />,
+  });
 }
 
 type Sent = { method: string; path: string; body: unknown };
