@@ -19,6 +19,7 @@ import {
   type RunSeriesSet,
 } from "../../metrics";
 import { isFinished, runsQueryOptions } from "../../runs";
+import { FairCostTable } from "../../studies";
 import { MAX_COMPARE_RUNS } from "../selection";
 import { statusChanged } from "../statusChanged";
 import { ConfigTable } from "./ConfigTable";
@@ -123,6 +124,7 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
             ))}
           </div>
           <CostTable runs={runs} linkRuns={!readOnly} />
+          <FairCostTable runIds={knownIds} refetchMs={anyActive ? LIVE_REFRESH_MS : false} />
           <ConfigTable runs={runs} />
         </>
       )}

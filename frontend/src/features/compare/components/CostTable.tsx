@@ -4,41 +4,40 @@ import { Link } from "react-router";
 import type { Run } from "../../../api/client";
 import { formatBytes, formatCount, formatDuration, formatNumber, formatPercent, runDuration } from "../../../lib/format";
 import { runColor } from "../../../lib/series";
-import { bestIndexes } from "../best";
 
 type Column = {
   metric: string;
   label: string;
   value: (run: Run) => number | null;
   format: (value: number | null) => ReactNode;
-  better: "low" | "high";
 };
 
 const COLUMNS: Column[] = [
-  { metric: "trainable_params", label: "Trainable params", value: (r) => r.trainable_params, format: formatCount, better: "low" },
-  { metric: "trainable_percent", label: "Trainable %", value: (r) => r.trainable_percent, format: formatPercent, better: "low" },
-  { metric: "peak_memory_bytes", label: "Peak memory", value: (r) => r.peak_memory_bytes, format: formatBytes, better: "low" },
-  { metric: "tokens_per_second", label: "Tokens / s", value: (r) => r.tokens_per_second, format: (v) => formatNumber(v, 4), better: "high" },
+  { metric: "trainable_params", label: "Trainable params", value: (r) => r.trainable_params, format: formatCount },
+  { metric: "trainable_percent", label: "Trainable %", value: (r) => r.trainable_percent, format: formatPercent },
+  { metric: "peak_memory_bytes", label: "Peak memory", value: (r) => r.peak_memory_bytes, format: formatBytes },
+  { metric: "tokens_per_second", label: "Tokens / s", value: (r) => r.tokens_per_second, format: (v) => formatNumber(v, 4) },
   {
     metric: "wall_time_s",
     label: "Wall time",
     value: (r) => r.wall_time_s ?? runDuration(r.started_at, r.finished_at),
     format: formatDuration,
-    better: "low",
   },
-  { metric: "final_eval_loss", label: "Final eval loss", value: (r) => r.final_eval_loss, format: (v) => formatNumber(v), better: "low" },
-  { metric: "best_eval_loss", label: "Best eval loss", value: (r) => r.best_eval_loss, format: (v) => formatNumber(v), better: "low" },
-  { metric: "perplexity", label: "Perplexity", value: (r) => r.best_eval_perplexity ?? null, format: (v) => formatNumber(v), better: "low" },
+  { metric: "final_eval_loss", label: "Final eval loss", value: (r) => r.final_eval_loss, format: (v) => formatNumber(v) },
+  { metric: "best_eval_loss", label: "Best eval loss", value: (r) => r.best_eval_loss, format: (v) => formatNumber(v) },
+  { metric: "perplexity", label: "Perplexity", value: (r) => r.best_eval_perplexity ?? null, format: (v) => formatNumber(v) },
 ];
 
-/** What each method cost and bought, the best of each column marked. */
+/**
+ * What each run cost and bought, as measured. Nothing is marked best here: one run's figures do not tell noise from a
+ * difference; the fair cost table (per method, over seeds, on the server) does.
+ */
 export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; linkRuns?: boolean }) {
-  const best = COLUMNS.map((c) => bestIndexes(runs.map(c.value), c.better));
   return (
     <section className="card">
       <header className="card-header">
         <h2>Method cost</h2>
-        <span className="help">best of each column in green · perplexity = exp(best eval loss)</span>
+        <span className="help">each run as measured · perplexity = exp(best eval loss) · what is best beyond the noise: the fair cost table below</span>
       </header>
       <div className="table-scroll">
         <table data-testid="cost-table" className="compare-table">
@@ -54,15 +53,15 @@ export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; lin
             </tr>
           </thead>
           <tbody>
-            {runs.map((run, i) => (
+            {runs.map((run) => (
               <tr key={run.id} data-run-id={run.id}>
                 <td>
                   <i className="chart-swatch" style={{ background: runColor(run.id) }} />
                   {linkRuns ? <Link to={`/runs/${run.id}`}>{run.name}</Link> : run.name}
                 </td>
                 <td data-metric="method">{run.method}</td>
-                {COLUMNS.map((c, j) => (
-                  <td key={c.metric} data-metric={c.metric} className={best[j].has(i) ? "num best" : "num"}>
+                {COLUMNS.map((c) => (
+                  <td key={c.metric} data-metric={c.metric} className="num">
                     {c.format(c.value(run))}
                   </td>
                 ))}

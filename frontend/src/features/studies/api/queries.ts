@@ -69,3 +69,13 @@ export function useShareStudy(studyId: number) {
       unwrap(await api.POST("/api/v1/studies/{study_id}/shares", { params: { path: { study_id: studyId } }, body: { allow_downloads: false } })),
   });
 }
+
+/** The fair cost table of any runs (the compare view): cells are method × the params that differ. */
+export function costTableQueryOptions(runIds: readonly number[], refetchMs: number | false = false) {
+  return queryOptions({
+    queryKey: ["cost-table", [...runIds]] as const,
+    queryFn: async ({ signal }) =>
+      unwrap(await api.POST("/api/v1/cost-table", { body: { run_ids: [...runIds], target_loss: null }, signal })),
+    refetchInterval: refetchMs,
+  });
+}

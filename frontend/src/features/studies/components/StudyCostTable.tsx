@@ -10,11 +10,11 @@ function formatValue(unit: string, value: CostValue): string {
   return value.n > 1 ? `${show(value.mean)} ± ${show(value.spread)}` : show(value.mean);
 }
 
-export function StudyCostTable({ table }: { table: CostTable }) {
+export function StudyCostTable({ table, title = "Cost table", testId = "study-cost-table" }: { table: CostTable; title?: string; testId?: string }) {
   const columns = table.columns.filter((column) => table.rows.some((row) => row.values[column.key]));
   return (
-    <section className="card" data-testid="study-cost-table">
-      <h2>Cost table</h2>
+    <section className="card" data-testid={testId}>
+      <h2>{title}</h2>
       <div className="table-scroll">
         <table className="table">
           <thead>
