@@ -4,7 +4,8 @@ and what the study page reads: its runs and their fair cost table (services.cost
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -134,7 +135,7 @@ def _relabel(exc: AppError, method: str, grid: dict[str, GridValue], seed: int, 
 
 
 def plan_runs(session: Session, settings: Settings, spec: StudySpec, project_id: int,
-              existing: set[tuple] = frozenset()) -> list[PlannedRun]:  # type: ignore[assignment]
+              existing: AbstractSet[tuple] = frozenset()) -> list[PlannedRun]:
     """Every run of `spec` not in `existing` (keys of runs already launched), each config resolved and checked as
     POST /runs checks it; the first bad combination refuses the whole study."""
     _check_spec(spec)
@@ -334,7 +335,7 @@ def runs_cost_table(session: Session, found: list[Run], grid_params: list[str] |
         for run_id, step, value in rows:
             eval_losses[run_id].append((step, value))
 
-    def tokens_seen_at(run_id: int):  # noqa: ANN202  (a closure per run)
+    def tokens_seen_at(run_id: int) -> Callable[[int], float | None]:
         def read(step: int) -> float | None:
             return session.scalar(select(Metric.value).where(Metric.run_id == run_id, Metric.key == "train/tokens_seen",
                                                              Metric.step <= step)
