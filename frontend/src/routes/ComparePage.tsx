@@ -6,6 +6,7 @@ import { EmptyState } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
 import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { MAX_COMPARE_RUNS, formatSelection, parseSelection } from "../features/compare/selection";
+import { ComparePlayground } from "../features/playground";
 import { useSearchUpdater } from "../features/metrics/controls";
 import { canEdit } from "../features/auth/roles";
 import { RunPicker } from "../features/runs";
@@ -55,6 +56,7 @@ export function ComparePage() {
       {selection.kind === "ok" && (
         <ComparisonView ids={selection.ids} onChangeIds={setIds} actions={(runs) => <ShareComparison runs={runs} />} />
       )}
+      {selection.kind === "ok" && <ComparePlayground runIds={selection.ids} />}
     </div>
   );
 }

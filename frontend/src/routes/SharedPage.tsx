@@ -9,6 +9,7 @@ import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { RunNotFound, RunView } from "../features/run/components/RunView";
 import { sharedLinkCheckQueryOptions, sharedViewQueryOptions } from "../features/shares/api/queries";
 import { SharedBanner } from "../features/shares/components/SharedBanner";
+import { SamplesTable } from "../features/playground";
 import { StudyView } from "../features/studies";
 import { ShareUnavailable } from "../features/shares/components/ShareUnavailable";
 
@@ -57,7 +58,10 @@ function SharedContent({ token }: { token: string }) {
         {shared.isPending && <Loading what="the shared page" />}
         {shared.error && <ErrorBox error={shared.error} />}
         {view?.kind === "run" && (
-          <RunView runId={view.run_ids[0]} downloads={view.allow_downloads} notFound={<RunNotFound label={`#${view.run_ids[0]}`} />} />
+          <>
+            <RunView runId={view.run_ids[0]} downloads={view.allow_downloads} notFound={<RunNotFound label={`#${view.run_ids[0]}`} />} />
+            <SamplesTable runId={view.run_ids[0]} />
+          </>
         )}
         {view?.kind === "comparison" && <ComparisonView ids={view.run_ids} readOnly />}
         {view?.kind === "study" && view.study_id != null && <StudyView studyId={view.study_id} readOnly />}

@@ -1,0 +1,199 @@
+// One prompt (or a row of the runs' dataset) to the base model and each run, their completions side by side, filling
+// token by token from the request's event stream.
+import { useEffect, useState, type FormEvent } from "react";
+
+import { ApiError, type Run } from "../../../api/client";
+import { Card, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
+import { useAskPlayground, type PlaygroundAnswer, type PlaygroundRequest } from "../api/queries";
+import { applyEvent, initialSlots, slotStatusLabel, STREAM_EVENTS, type SlotState } from "../stream";
+
+type Sampling = NonNullable<PlaygroundRequest["sampling"]>;
+
+const DEFAULT_SAMPLING: Sampling = {
+  max_new_tokens: 64,
+  do_sample: false,
+  temperature: 1,
+  top_p: 1,
+  top_k: 50,
+  seed: 0,
+  ignore_eos: false,
+};
+
+type RunDataset = { id: number; name: string; rows: number };
+
+function runDataset(run: Run): RunDataset | null {
+  const dataset = (run.config as { dataset?: Partial<RunDataset> } | undefined)?.dataset;
+  return dataset && typeof dataset.id === "number" ? { id: dataset.id, name: dataset.name ?? `#${dataset.id}`, rows: dataset.rows ?? 0 } : null;
+}
+
+export type PlaygroundPanelProps = {
+  projectId: number;
+  /** Succeeded runs of one base model (1–6); each gets a column, and the base one more. */
+  runs: Run[];
+};
+
+export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
+  const ask = useAskPlayground();
+  const dataset = runs.map(runDataset).find((d) => d !== null) ?? null;
+  const [mode, setMode] = useState<"prompt" | "row">("prompt");
+  const [prompt, setPrompt] = useState("");
+  const [row, setRow] = useState(0);
+  const [includeBase, setIncludeBase] = useState(true);
+  const [sampling, setSampling] = useState<Sampling>(DEFAULT_SAMPLING);
+  const [answer, setAnswer] = useState<PlaygroundAnswer | null>(null);
+  const slots = useCompletionStream(answer);
+
+  const fieldErrors = ask.error instanceof ApiError ? ask.error.fieldErrors() : {};
+  const set = <K extends keyof Sampling>(key: K, value: Sampling[K]) =>
+    setSampling((old) => ({ ...old, [key]: value }));
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const body: PlaygroundRequest = {
+      project_id: projectId,
+      run_ids: runs.map((run) => run.id),
+      include_base: includeBase,
+      sampling,
+      ...(mode === "row" && dataset ? { dataset_row: { dataset_id: dataset.id, row } } : { prompt }),
+    };
+    ask.mutate(body, { onSuccess: setAnswer });
+  };
+
+  return (
+    <Card title="Playground" testId="playground">
+      <form className="playground-form" onSubmit={submit}>
+        <div className="playground-source">
+          <label>
+            <input type="radio" name="playground-mode" checked={mode === "prompt"} onChange={() => setMode("prompt")} />{" "}
+            Prompt
+          </label>
+          {dataset && (
+            <label>
+              <input type="radio" name="playground-mode" checked={mode === "row"} onChange={() => setMode("row")} />{" "}
+              A row of {dataset.name}
+            </label>
+          )}
+        </div>
+        {mode === "prompt" ? (
+          <Field name="prompt" label="Prompt" error={fieldErrors.prompt}>
+            <textarea
+              {...fieldProps("prompt", fieldErrors.prompt)}
+              data-testid="playground-prompt"
+              rows={3}
+              value={prompt}
+              onChange={(e) => setPrompt(e.target.value)}
+              placeholder="Ask the models something"
+            />
+          </Field>
+        ) : (
+          <Field name="dataset_row.row" label={`Row (0–${Math.max(0, (dataset?.rows ?? 1) - 1)})`} error={fieldErrors["dataset_row.row"]}>
+            <input
+              {...fieldProps("dataset_row.row", fieldErrors["dataset_row.row"])}
+              type="number"
+              min={0}
+              value={row}
+              onChange={(e) => setRow(Number(e.target.value))}
+            />
+          </Field>
+        )}
+        <div className="playground-sampling">
+          <Field name="sampling.max_new_tokens" label="Max new tokens" error={fieldErrors["sampling.max_new_tokens"]}>
+            <input
+              {...fieldProps("sampling.max_new_tokens", fieldErrors["sampling.max_new_tokens"])}
+              type="number"
+              min={1}
+              max={512}
+              value={sampling.max_new_tokens}
+              onChange={(e) => set("max_new_tokens", Number(e.target.value))}
+            />
+          </Field>
+          <Field name="sampling.do_sample" label="Sample">
+            <input
+              {...fieldProps("sampling.do_sample")}
+              type="checkbox"
+              checked={sampling.do_sample}
+              onChange={(e) => set("do_sample", e.target.checked)}
+            />
+          </Field>
+          {(["temperature", "top_p", "top_k", "seed"] as const).map((key) => (
+            <Field key={key} name={`sampling.${key}`} label={key.replace("_", "-")} error={fieldErrors[`sampling.${key}`]}>
+              <input
+                {...fieldProps(`sampling.${key}`, fieldErrors[`sampling.${key}`])}
+                type="number"
+                step={key === "temperature" || key === "top_p" ? 0.05 : 1}
+                disabled={key !== "seed" && !sampling.do_sample}
+                value={sampling[key]}
+                onChange={(e) => set(key, Number(e.target.value))}
+              />
+            </Field>
+          ))}
+          <Field name="sampling.ignore_eos" label="Past the end token">
+            <input
+              {...fieldProps("sampling.ignore_eos")}
+              type="checkbox"
+              checked={sampling.ignore_eos}
+              onChange={(e) => set("ignore_eos", e.target.checked)}
+            />
+          </Field>
+          <Field name="include_base" label="Base model too">
+            <input
+              {...fieldProps("include_base")}
+              type="checkbox"
+              checked={includeBase}
+              onChange={(e) => setIncludeBase(e.target.checked)}
+            />
+          </Field>
+        </div>
+        <button type="submit" className="primary" disabled={ask.isPending} data-testid="playground-generate">
+          {ask.isPending ? "Sending…" : "Generate"}
+        </button>
+        {ask.error && Object.keys(fieldErrors).length === 0 && <ErrorBox error={ask.error} testId="playground-error" />}
+      </form>
+      {answer && (
+        <>
+          {answer.expected != null && (
+            <p className="help" data-testid="playground-expected">
+              Expected: {answer.expected}
+            </p>
+          )}
+          <div className="playground-columns" data-testid="playground-columns">
+            {answer.slots.map((slot) => (
+              <CompletionColumn key={slot.slot} label={slot.label} chatTemplate={slot.chat_template} state={slots[slot.slot]} slot={slot.slot} />
+            ))}
+          </div>
+        </>
+      )}
+    </Card>
+  );
+}
+
+function CompletionColumn({ label, chatTemplate, state, slot }: { label: string; chatTemplate: boolean; state?: SlotState; slot: number }) {
+  return (
+    <div className="playground-column" data-testid={`playground-slot-${slot}`} data-status={state?.status ?? "waiting"}>
+      <h3 title={chatTemplate ? "Prompted through the chat template the run trained with" : "Prompted with the raw text"}>{label}</h3>
+      <pre className="playground-completion" data-testid={`playground-completion-${slot}`}>
+        {state?.text}
+      </pre>
+      <div className={state?.status === "failed" ? "field-error" : "help"}>{state ? slotStatusLabel(state) : "Waiting…"}</div>
+    </div>
+  );
+}
+
+/** Each slot's state, following the answer's event stream (from its first event, whenever it is opened). */
+function useCompletionStream(answer: PlaygroundAnswer | null): SlotState[] {
+  const [slots, setSlots] = useState<SlotState[]>([]);
+  useEffect(() => {
+    if (!answer) return;
+    setSlots(initialSlots(answer.slots.length));
+    const source = new EventSource(answer.events_url);
+    for (const name of STREAM_EVENTS) {
+      source.addEventListener(name, (event) => {
+        const data = JSON.parse((event as MessageEvent<string>).data) as Parameters<typeof applyEvent>[2];
+        setSlots((old) => applyEvent(old, name, data));
+        if (name === "end") source.close();
+      });
+    }
+    return () => source.close();
+  }, [answer]);
+  return slots;
+}
