@@ -42,7 +42,7 @@ class StudySpec(BaseModel):
     objective: str = Field("sft", description="Training objective, a name from GET /methods")
     methods: list[str] = Field(min_length=1, max_length=MAX_METHODS, description="Method names from GET /methods")
     grid: dict[str, list[GridValue]] = Field(
-        default_factory=dict, description="Up to 3 params, each with the values to try (e.g. lora_r: [8, 16]); a "
+        default_factory=dict, description="Up to 3 params, each with the values to try (e.g. r: [8, 16]); a "
         "method gets the cells of the params it has")
     seeds: list[int] = Field(default_factory=lambda: [42], min_length=1, max_length=MAX_SEEDS,
                              description="Every cell is trained once per seed")
@@ -56,8 +56,8 @@ class StudySpec(BaseModel):
         if len(self.grid) > MAX_GRID_PARAMS:
             raise ValueError(f"grid: at most {MAX_GRID_PARAMS} params")
         for name, values in self.grid.items():
-            if not values:
-                raise ValueError(f"grid.{name}: give at least one value")
+            if not values or len(values) > MAX_STUDY_RUNS:
+                raise ValueError(f"grid.{name}: give 1 to {MAX_STUDY_RUNS} values")
         if len(set(self.methods)) != len(self.methods):
             raise ValueError("methods: each method once")
         if len(set(self.seeds)) != len(self.seeds):

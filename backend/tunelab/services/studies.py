@@ -139,6 +139,12 @@ def plan_runs(session: Session, settings: Settings, spec: StudySpec, project_id:
     """Every run of `spec` not in `existing` (keys of runs already launched), each config resolved and checked as
     POST /runs checks it; the first bad combination refuses the whole study."""
     _check_spec(spec)
+    # Counted before any config is resolved: a long grid is refused at once, not after checking every cell.
+    total = sum(math.prod(len(spec.grid[name]) for name in spec.grid if name in _method_fields(spec.objective, method))
+                * len(spec.seeds) for method in spec.methods)
+    if total > MAX_STUDY_RUNS:
+        raise _refuse("methods", f"{total} runs (methods × grid cells × seeds); a study has at most "
+                      f"{MAX_STUDY_RUNS}", runs=total)
     queue = spec.queue or settings.default_queue
     planned: list[PlannedRun] = []
     for method in spec.methods:

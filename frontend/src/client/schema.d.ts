@@ -2792,7 +2792,7 @@ export interface components {
             dataset_id: number;
             /**
              * Grid
-             * @description Up to 3 params, each with the values to try (e.g. lora_r: [8, 16]); a method gets the cells of the params it has
+             * @description Up to 3 params, each with the values to try (e.g. r: [8, 16]); a method gets the cells of the params it has
              */
             grid?: {
                 [key: string]: (number | string | boolean)[];
@@ -2923,7 +2923,7 @@ export interface components {
             dataset_id: number;
             /**
              * Grid
-             * @description Up to 3 params, each with the values to try (e.g. lora_r: [8, 16]); a method gets the cells of the params it has
+             * @description Up to 3 params, each with the values to try (e.g. r: [8, 16]); a method gets the cells of the params it has
              */
             grid?: {
                 [key: string]: (number | string | boolean)[];
