@@ -9,8 +9,12 @@
 (b) Run page, live: the delay from a point logged (POST /runs/{id}/metrics with wall_time = now) to it being drawn
     (SSE -> chart), over ~50 points (goal p50 < 250 ms). The page records Date.now() when each train/loss step is
     first drawn in window.__tunelabDrawn[step]; browser and script share this machine's clock.
+(d) Playground, tiny model on CPU: time to first token, from POST /playground sent to the first `token` event read
+    on its SSE stream (base model and a 2-step LoRA run of it), for the cold first request (the inference worker
+    imports torch and loads both models) and p50/p95 over PLAYGROUND_REQUESTS more with the models warm.
 
 Usage: .venv/bin/python scripts/bench_ui.py [--redis-url redis://127.0.0.1:6379/11] [--port 0] [--keep]
+       [--only playground]
 The API serves frontend/dist: run `cd frontend && npm run build` first. Chromium is the system one (never
 `playwright install`).
 """
@@ -52,6 +56,7 @@ BATCH = 10_000
 LATENCY_POINTS = 50
 STUDY_METHODS = ("lora", "dora", "ia3", "full")
 STUDY_SEEDS = (1, 2, 3)
+PLAYGROUND_REQUESTS = 10
 
 
 def free_port() -> int:
@@ -243,12 +248,66 @@ def bench_live(page, client: httpx.Client, base_url: str, run_id: int) -> list[f
     return delays
 
 
+def train_tiny_run(client: httpx.Client) -> dict:
+    """A LoRA run of the bundled tiny model, 2 steps, trained by the stack's worker."""
+    page = client.get("/api/v1/datasets", params={"limit": 100}).json()
+    dataset = next(d for d in page["data"] if d["bundled"] and d["name"] == "tiny-tasks")
+    response = client.post("/api/v1/runs", json={"method": "lora", "model": "tunelab-tiny", "dataset": dataset["id"],
+                                                 "params": {"max_steps": 2, "eval_steps": 2}})
+    response.raise_for_status()
+    run_id = response.json()["id"]
+    deadline = time.monotonic() + 600
+    while (run := client.get(f"/api/v1/runs/{run_id}").json())["status"] in ("queued", "running"):
+        if time.monotonic() > deadline:
+            raise SystemExit("the playground's run did not finish in 10 min")
+        time.sleep(0.5)
+    if run["status"] != "succeeded":
+        raise SystemExit(f"the playground's run {run['status']}: {run['status_reason']}")
+    return run
+
+
+def time_to_first_token(client: httpx.Client, run: dict, seed: int) -> float:
+    """POST /playground sent -> the first `token` event read from its stream, in ms (the stream is then drained)."""
+    body = {"project_id": run["project_id"], "run_ids": [run["id"]], "include_base": True,
+            "prompt": "What is 2 plus 3?", "sampling": {"max_new_tokens": 16, "do_sample": True, "seed": seed,
+                                                        "ignore_eos": True}}
+    sent = time.perf_counter()
+    response = client.post("/api/v1/playground", json=body)
+    response.raise_for_status()
+    first = None
+    with client.stream("GET", response.json()["events_url"], timeout=httpx.Timeout(10, read=600)) as events:
+        for line in events.iter_lines():
+            if line == "event: token" and first is None:
+                first = (time.perf_counter() - sent) * 1000
+            if line == "event: end":
+                break
+    if first is None:
+        raise SystemExit("a playground request streamed no token")
+    return first
+
+
+def bench_playground(client: httpx.Client) -> tuple[float, list[float]]:
+    """(cold first request's TTFT, warm requests' TTFTs) in ms."""
+    run = train_tiny_run(client)
+    cold = time_to_first_token(client, run, seed=0)
+    return cold, [time_to_first_token(client, run, seed=i) for i in range(1, PLAYGROUND_REQUESTS + 1)]
+
+
+def playground_row(cold: float, warm: list[float]) -> list[tuple[str, str, str, str, bool]]:
+    return [
+        ("playground TTFT, tiny model on CPU: cold first", f"{cold:.0f} ms", "", "", True),
+        (f"playground TTFT, warm (n={len(warm)})", f"{percentile(warm, 50):.0f} ms", f"{percentile(warm, 95):.0f} ms",
+         "", True),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--redis-url", help="use this Redis instead of an embedded one")
     parser.add_argument("--port", type=int, default=0, help="API port (a free one by default)")
     parser.add_argument("--repeats", type=int, default=5, help="compare page loads to time")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory")
+    parser.add_argument("--only", choices=["playground"], help="run this benchmark alone")
     args = parser.parse_args()
 
     if not (ROOT / "frontend" / "dist" / "index.html").exists():
@@ -266,6 +325,9 @@ def main() -> None:
             wait_healthy(client, server)
             client.headers.update(bearer(admin_token(base_url)))
             print(f"Tunelab at {base_url}, data in {data_dir}")
+            if args.only == "playground":
+                print_rows(playground_row(*bench_playground(client)))
+                return
             started = time.monotonic()
             run_ids = []
             for i in range(RUNS):
@@ -287,6 +349,7 @@ def main() -> None:
                 study = bench_study(page, base_url, study_id, args.repeats)
                 delays = bench_live(page, client, base_url, live_run)
                 browser.close()
+            cold_ttft, warm_ttft = bench_playground(client)
     finally:
         stop_tunelab(server)
         if not args.keep:
@@ -324,14 +387,19 @@ def main() -> None:
         "p50 < 250 ms",
         percentile(delays, 50) < 250,
     ))
-    print()
-    print(f"{'measure':<52} {'p50':>8} {'p95/max':>9}  {'goal':<13} ok")
-    for name, p50, p95, goal, ok in rows:
-        print(f"{name:<52} {p50:>8} {p95:>9}  {goal:<13} {'yes' if ok else 'NO'}")
+    rows.extend(playground_row(cold_ttft, warm_ttft))
+    print_rows(rows)
     print(f"\ncompare: {args.repeats} loads, points drawn in chart-train/loss: {compare['points'][0]}")
     print(f"study: {args.repeats} loads, series in chart-train/loss: {study['series'][0]}")
     if not all(row[4] for row in rows):
         sys.exit(1)
+
+
+def print_rows(rows: list[tuple[str, str, str, str, bool]]) -> None:
+    print()
+    print(f"{'measure':<52} {'p50':>8} {'p95/max':>9}  {'goal':<13} ok")
+    for name, p50, p95, goal, ok in rows:
+        print(f"{name:<52} {p50:>8} {p95:>9}  {goal:<13} {'yes' if ok else 'NO'}")
 
 
 if __name__ == "__main__":
