@@ -13,6 +13,7 @@ import json
 import logging
 import secrets
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -127,6 +128,8 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
                      f"different base models ({', '.join(sorted({run.model for run in runs}))}); compare runs of one "
                      "base", field="run_ids", run_ids=list(bases), bases={str(k): v for k, v in bases.items()})
     sources = [_source(settings, run) for run in runs]
+    prompt: Prompt
+    expected: str | None
     if body.prompt is not None:
         prompt, expected = body.prompt, None
     else:
@@ -215,6 +218,10 @@ class _Events:
         pipe.execute()
 
 
+def _add_token(events: _Events, slot: int, text: str) -> None:
+    events.add("token", slot=slot, text=text)
+
+
 def execute_request(request_id: str) -> None:
     """On the inference worker: generate every slot's completion in turn, streaming each token. A duplicate delivery
     finds the request claimed and exits; a slot that fails says why and the next one still runs."""
@@ -236,8 +243,7 @@ def execute_request(request_id: str) -> None:
                 loaded = warm_models.get(ModelSource(**slot["source"]))
                 events.add("started", slot=number)
                 prompt_text = render_prompt(loaded.tokenizer, request["prompt"], slot["chat_template"])
-                result = generate(loaded, prompt_text, sampling,
-                                  lambda piece, number=number: events.add("token", slot=number, text=piece))
+                result = generate(loaded, prompt_text, sampling, partial(_add_token, events, number))
                 events.add("done", slot=number, text=result.text, token_count=result.token_count,
                            first_token_s=result.first_token_s, total_s=result.total_s)
             except Exception as exc:  # noqa: BLE001  (the user sees why this model gave nothing)

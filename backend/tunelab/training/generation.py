@@ -63,12 +63,15 @@ class Generated:
 
 
 def load_model(source: ModelSource) -> LoadedModel:
-    """The model `source` names, in eval mode, with the tokenizer it was trained with."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """The model `source` names, in eval mode on the first CUDA device when there is one, with the tokenizer it was
+    trained with."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
 
     from tunelab.training.models import load_model_and_tokenizer
 
     model: Any
+    tokenizer: PreTrainedTokenizerBase
     if source.model_dir is not None:
         model = AutoModelForCausalLM.from_pretrained(source.model_dir)
         tokenizer = AutoTokenizer.from_pretrained(source.tokenizer_dir or source.model_dir)
@@ -80,6 +83,8 @@ def load_model(source: ModelSource) -> LoadedModel:
             model = PeftModel.from_pretrained(model, source.adapter_dir)
         if source.tokenizer_dir is not None:
             tokenizer = AutoTokenizer.from_pretrained(source.tokenizer_dir)
+    if torch.cuda.is_available():
+        model.to("cuda")
     model.eval()
     return LoadedModel(model=model, tokenizer=tokenizer)
 
