@@ -65,3 +65,6 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
         assert shared.locator('[data-testid="study-runs"] a').count() == 0, "no links into the app"
     finally:
         close_page(shared, "shared-study")
+    page.click('[data-testid="study-runs"] a >> nth=0')  # a run of the study links back to it
+    page.click('[data-testid="run-study-link"]')
+    page.wait_for_selector(f'[data-testid="study-page"][data-study-id="{study_id}"]')

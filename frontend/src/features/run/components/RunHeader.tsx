@@ -1,10 +1,12 @@
 import type { ReactNode } from "react";
+import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
 import { ProgressBar, StatusBadge } from "../../../components/ui/ui";
 import { formatDuration } from "../../../lib/format";
 import { attemptLabel } from "../resume";
 
+/** `actions` (the signed-in page's buttons) also bring the link to the run's study, which a shared page cannot open. */
 export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
   const { progress } = run;
   const stepLabel = progress.total_steps ? `step ${progress.current_step} / ${progress.total_steps}` : `step ${progress.current_step}`;
@@ -24,6 +26,14 @@ export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
       <div className="run-meta help">
         #{run.id} · {run.objective} · {run.method} · {run.model}
         {run.worker ? ` · worker ${run.worker}` : ""} · queue {run.queue}
+        {actions && run.study_id != null && (
+          <>
+            {" · "}
+            <Link to={`/studies/${run.study_id}`} data-testid="run-study-link">
+              in study #{run.study_id}
+            </Link>
+          </>
+        )}
         {attemptLabel(run) ? ` · ${attemptLabel(run)}` : ""}
         {run.checkpoint_step !== null ? ` · checkpoint at step ${run.checkpoint_step}` : ""}
         {run.started_at ? ` · started ${new Date(run.started_at).toLocaleString()}` : ""}
