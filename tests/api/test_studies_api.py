@@ -218,3 +218,26 @@ def test_the_cost_table_of_a_comparison_groups_by_method_and_the_params_that_dif
     cells = {row["cell"]: sorted(row["run_ids"]) for row in table.json()["rows"]}
     assert set(cells) == {"lora · r=4", "lora · r=8"} and all(len(ids) == 2 for ids in cells.values())
     assert study["cost_table"]["rows"][0]["cell"].startswith("lora · r=")
+
+
+def test_the_cost_table_does_not_rank_eval_losses_across_base_models_and_says_why(http, team):
+    run_ids = []
+    for model, losses in (("tunelab-tiny", [2.0, 1.0]), ("another-base", [2.0, 1.5])):
+        created = http.post(f"{API}/runs", json={"method": "lora", "model": model, "external": True,
+                                                 "project_id": team.project_id}, headers=team.editor.headers)
+        assert created.status_code == 201, created.text
+        run_id = created.json()["id"]
+        points = [{"key": "eval/loss", "step": 10 * (i + 1), "value": v} for i, v in enumerate(losses)]
+        assert http.post(f"{API}/runs/{run_id}/metrics", json={"points": points},
+                         headers=team.editor.headers).status_code == 200
+        run_ids.append(run_id)
+    table = http.post(f"{API}/cost-table", json={"run_ids": run_ids}, headers=team.viewer.headers).json()
+    columns = {column["key"]: column for column in table["columns"]}
+    assert not columns["best_eval_loss"]["ranked"] and not columns["tokens_to_target"]["ranked"]
+    assert "different base models and tokenizers: another-base, tunelab-tiny" in \
+        columns["best_eval_loss"]["not_ranked_reason"]
+    assert table["notes"][0].startswith("not ranked:")
+    assert all("best_eval_loss" not in row["best"] for row in table["rows"])
+    assert sorted(row["values"]["best_eval_loss"]["mean"] for row in table["rows"]) == [1.0, 1.5]
+    same = http.post(f"{API}/cost-table", json={"run_ids": run_ids[:1]}, headers=team.viewer.headers).json()
+    assert all(column["ranked"] for column in same["columns"])

@@ -348,12 +348,16 @@ def runs_cost_table(session: Session, found: list[Run], grid_params: list[str] |
                                   .order_by(Metric.step.desc()).limit(1))
         return read
 
+    # Runs of different base models are never averaged into one cell.
+    several_models = len({run.model for run in found}) > 1
     figures = []
     for run in found:
         params = run.config.get("params", {})
         details = run.summary_details or {}
+        grid: dict[str, GridValue] = {"model": run.model} if several_models else {}
+        grid.update({name: params[name] for name in names if name in params})
         figures.append(RunFigures(
-            run_id=run.id, method=run.method, grid={name: params[name] for name in names if name in params},
+            run_id=run.id, method=run.method, grid=grid,
             base_model=run.model, eval_split=_eval_split(run), tokens_per_second=run.tokens_per_second,
             trainable_percent=run.trainable_percent, model_state_bytes=details.get("model_state_bytes"),
             cuda_peak_bytes=details.get("cuda_peak_memory_bytes"),
