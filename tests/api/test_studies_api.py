@@ -241,3 +241,15 @@ def test_the_cost_table_does_not_rank_eval_losses_across_base_models_and_says_wh
     assert sorted(row["values"]["best_eval_loss"]["mean"] for row in table["rows"]) == [1.0, 1.5]
     same = http.post(f"{API}/cost-table", json={"run_ids": run_ids[:1]}, headers=team.viewer.headers).json()
     assert all(column["ranked"] for column in same["columns"])
+
+
+def test_a_project_with_a_study_can_be_deleted(app, admin, http, sample_id, idle_queue):
+    team = create_team(app, admin, http, "studies-doomed")
+    study = launch_study(http, team, sample_id, idle_queue, methods=["lora"], seeds=[1, 2])
+    link = http.post(f"{API}/studies/{study['study']['id']}/shares", headers=team.editor.headers).json()
+    for run in study["runs"]:
+        assert http.post(f"{API}/runs/{run['id']}/cancel", headers=team.editor.headers).status_code == 200
+    deleted = http.delete(f"{API}/projects/{team.project_id}", headers=team.owner.headers)
+    assert deleted.status_code == 204, deleted.text
+    error_of(http.get(f"{API}/studies/{study['study']['id']}", headers=team.owner.headers), 404, "STUDY_NOT_FOUND")
+    assert http.get(f"{API}/shared/{link['token']}").status_code in (404, 410)
