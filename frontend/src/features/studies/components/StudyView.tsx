@@ -124,6 +124,8 @@ function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (i
   const [extending, setExtending] = useState(false);
   const [seeds, setSeeds] = useState("");
   const [methods, setMethods] = useState("");
+  const gridParams = Object.keys(detail.study.spec.grid ?? {});
+  const [gridValues, setGridValues] = useState<Record<string, string>>({});
   const [extendError, setExtendError] = useState<string | null>(null);
   const submitExtend = () => {
     const parsedSeeds = parseSeeds(seeds);
@@ -133,7 +135,11 @@ function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (i
     }
     setExtendError(null);
     extend.mutate(
-      { seeds: parsedSeeds, methods: parseList(methods).map(String), grid: {} },
+      {
+        seeds: parsedSeeds,
+        methods: parseList(methods).map(String),
+        grid: Object.fromEntries(gridParams.map((param) => [param, parseList(gridValues[param] ?? "")])),
+      },
       { onSuccess: () => setExtending(false), onError: (error) => setExtendError(error.message) },
     );
   };
@@ -158,6 +164,15 @@ function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (i
         <span className="study-extend">
           <input aria-label="More seeds" placeholder="More seeds, e.g. 7, 8" value={seeds} onChange={(e) => setSeeds(e.target.value)} />
           <input aria-label="More methods" placeholder="More methods, e.g. dora" value={methods} onChange={(e) => setMethods(e.target.value)} />
+          {gridParams.map((param) => (
+            <input
+              key={param}
+              aria-label={`More values of ${param}`}
+              placeholder={`More ${param} values`}
+              value={gridValues[param] ?? ""}
+              onChange={(e) => setGridValues((current) => ({ ...current, [param]: e.target.value }))}
+            />
+          ))}
           <button type="button" className="primary" disabled={extend.isPending} onClick={submitExtend}>
             Add runs
           </button>

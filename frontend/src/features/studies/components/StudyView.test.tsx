@@ -1,0 +1,82 @@
+// @vitest-environment jsdom
+// The study page as a user meets it: its runs, the server's cost table with its one "best", a Pareto chart per cost
+// with the frontier, and Extend sending more seeds and grid values through the real client.
+import "../../../test/canvas";
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+
+import type { Run } from "../../../api/client";
+import { apiError, fakeNetwork, json } from "../../../test/network";
+import { renderInApp } from "../../../test/render";
+import type { StudyDetail } from "../api/queries";
+import { StudyView } from "./StudyView";
+
+const value = (mean: number) => ({ mean, spread: 0, n: 1 });
+
+function detail(): StudyDetail {
+  const run = (id: number, method: string) =>
+    ({ id, name: `s · ${method}`, method, seed: 1, status: "succeeded", project_id: 1 }) as Run;
+  return {
+    study: {
+      id: 5, project_id: 1, name: "ranks", created_by: null, created_at: "2026-12-01T00:00:00Z", run_count: 2,
+      status_counts: { succeeded: 2 },
+      spec: { model: "tunelab-tiny", dataset_id: 1, objective: "sft", methods: ["lora", "ia3"], grid: { r: [4] }, seeds: [1], budget: { max_steps: 4 }, params: {} },
+    },
+    runs: [run(1, "lora"), run(2, "ia3")],
+    cost_table: {
+      columns: [
+        { key: "trainable_percent", label: "Trainable params", unit: "%", better: "lower", ranked: true },
+        { key: "best_eval_loss", label: "Best eval loss", unit: "", better: "lower", ranked: false, not_ranked_reason: "not ranked: runs use different eval splits: …" },
+      ],
+      rows: [
+        { cell: "lora · r=4", method: "lora", grid: { r: 4 }, run_ids: [1], values: { trainable_percent: value(1.5), best_eval_loss: value(1.2) }, best: [] },
+        { cell: "ia3", method: "ia3", grid: {}, run_ids: [2], values: { trainable_percent: value(0.1), best_eval_loss: value(1.4) }, best: ["trainable_percent"] },
+      ],
+      target_loss: 1.4,
+      notes: ["not ranked: runs use different eval splits: …", "best: ahead of the runner-up by more than the noise"],
+    },
+  };
+}
+
+function fakeApi() {
+  const extended: unknown[] = [];
+  fakeNetwork(async (request) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "GET" && path === "/api/v1/studies/5") return json(detail());
+    if (request.method === "POST" && path === "/api/v1/metrics/query") return json({ data: [] });
+    if (request.method === "POST" && path === "/api/v1/studies/5/runs") {
+      extended.push(await request.json());
+      return json(detail(), 201);
+    }
+    return apiError(404, "NOT_FOUND", `${request.method} ${path} is not faked`);
+  });
+  return extended;
+}
+
+describe("StudyView", () => {
+  it("shows the cost table's best and refusal, and a Pareto chart per cost with its frontier", async () => {
+    fakeApi();
+    renderInApp(<StudyView studyId={5} />);
+    const table = await screen.findByTestId("study-cost-table");
+    const best = table.querySelectorAll("[data-best]");
+    expect(best).toHaveLength(1);
+    expect(within(best[0] as HTMLElement).getByText(/best/)).toBeInTheDocument();
+    expect(within(table).getByTestId("not-ranked")).toHaveTextContent("different eval splits");
+    const charts = screen.getAllByTestId("pareto-chart");
+    expect(charts[0]).toHaveAttribute("data-points", "2");
+    // ia3: fewer trainable params but a worse loss; lora: the better loss: both are on the frontier.
+    expect(charts[0]).toHaveAttribute("data-frontier", "2");
+    expect(charts[1]).toHaveAttribute("data-points", "0");
+  });
+
+  it("extends the study with more seeds and values of its grid params", async () => {
+    const extended = fakeApi();
+    renderInApp(<StudyView studyId={5} />);
+    await userEvent.click(await screen.findByTestId("study-extend"));
+    await userEvent.type(screen.getByLabelText("More seeds"), "2, 3");
+    await userEvent.type(screen.getByLabelText("More values of r"), "8");
+    await userEvent.click(screen.getByRole("button", { name: "Add runs" }));
+    await waitFor(() => expect(extended).toEqual([{ seeds: [2, 3], methods: [], grid: { r: [8] } }]));
+  });
+});
