@@ -151,10 +151,10 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
         "sampling": body.sampling.model_dump(),
         "slots": [{**slot.model_dump(), "source": dataclasses.asdict(source)} for slot, source in slots],
     }
-    get_redis().set(_key(settings, request_id, ":request"), json.dumps(stored), ex=REQUEST_TTL_S)
     try:
+        get_redis().set(_key(settings, request_id, ":request"), json.dumps(stored), ex=REQUEST_TTL_S)
         broker.send_generation(request_id, settings.infer_queue)
-    except Exception as exc:  # noqa: BLE001  (any broker failure: nothing was queued, say so now)
+    except Exception as exc:  # noqa: BLE001  (Redis or the broker away: nothing was queued, say so now)
         log.warning("could not send playground request %s", request_id, exc_info=True)
         raise AppError("QUEUE_UNAVAILABLE", f"the inference queue is unreachable ({type(exc).__name__}); try again")
     return PlaygroundPublic(id=request_id, project_id=body.project_id, prompt=prompt, expected=expected,
