@@ -11,7 +11,8 @@
     first drawn in window.__tunelabDrawn[step]; browser and script share this machine's clock.
 (d) Playground, tiny model on CPU: time to first token, from POST /playground sent to the first `token` event read
     on its SSE stream (base model and a 2-step LoRA run of it), for the cold first request (the inference worker
-    imports torch and loads both models) and p50/p95 over PLAYGROUND_REQUESTS more with the models warm.
+    loads both models; it imported torch as it started) and p50/p95 over PLAYGROUND_REQUESTS more with the models
+    warm.
 
 Usage: .venv/bin/python scripts/bench_ui.py [--redis-url redis://127.0.0.1:6379/11] [--port 0] [--keep]
        [--only playground]

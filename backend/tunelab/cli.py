@@ -99,11 +99,12 @@ def cmd_api(args: argparse.Namespace) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> None:
-    from tunelab.worker.celery_app import celery_app
+    from tunelab.worker.celery_app import WORKER_QUEUES_ENV, celery_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = get_settings()
     queues = args.queues or settings.queues
+    os.environ[WORKER_QUEUES_ENV] = queues
     celery_app.worker_main([
         "worker", "--queues", queues, "--concurrency", str(args.concurrency), "--pool", "prefork",
         "--loglevel", "INFO", "--hostname", f"tunelab-{queues.replace(',', '-')}@%h", "--without-gossip",

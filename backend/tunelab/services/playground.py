@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import secrets
+import threading
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -220,6 +221,14 @@ class _Events:
 
 def _add_token(events: _Events, slot: int, text: str) -> None:
     events.add("token", slot=slot, text=text)
+
+
+def warm_up_in_background() -> None:
+    """In a fresh inference worker process: import the generation libraries on a thread of their own, so the first
+    playground request finds them loaded (a request that comes sooner waits on the import, no longer)."""
+    from tunelab.training.generation import import_libraries
+
+    threading.Thread(target=import_libraries, name="import generation libraries", daemon=True).start()
 
 
 def execute_request(request_id: str) -> None:

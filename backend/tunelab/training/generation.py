@@ -62,6 +62,14 @@ class Generated:
     total_s: float
 
 
+def import_libraries() -> None:
+    """Import torch, transformers and PEFT now (seconds), so that the first request does not wait for them."""
+    import peft  # noqa: F401
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401  (resolves transformers' lazy modules)
+
+
 def load_model(source: ModelSource) -> LoadedModel:
     """The model `source` names, in eval mode on the first CUDA device when there is one, with the tokenizer it was
     trained with."""

@@ -10,6 +10,8 @@ from tunelab.core.settings import get_settings
 TRAIN_RUN_TASK = "tunelab.train_run"
 EXPORT_RUN_TASK = "tunelab.export_run"
 GENERATE_COMPLETIONS_TASK = "tunelab.generate_completions"
+# The queues `tunelab worker` consumes, for its pool's processes (an inference worker's import torch at start).
+WORKER_QUEUES_ENV = "TUNELAB_WORKER_QUEUES"
 
 
 def make_celery() -> Celery:

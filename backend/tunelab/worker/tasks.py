@@ -1,16 +1,24 @@
 """The tasks. Thin: an id in, one service call."""
 
+import os
 import threading
 
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 from tunelab.core.redis import release_embedded_redis
+from tunelab.core.settings import get_settings
 from tunelab.services import workers
 from tunelab.services.exports import execute_export
-from tunelab.services.playground import execute_request
+from tunelab.services.playground import execute_request, warm_up_in_background
 from tunelab.services.supervisor import execute_run, worker_name
 from tunelab.worker.broker import get_broker
-from tunelab.worker.celery_app import EXPORT_RUN_TASK, GENERATE_COMPLETIONS_TASK, TRAIN_RUN_TASK, celery_app
+from tunelab.worker.celery_app import (
+    EXPORT_RUN_TASK,
+    GENERATE_COMPLETIONS_TASK,
+    TRAIN_RUN_TASK,
+    WORKER_QUEUES_ENV,
+    celery_app,
+)
 
 _presence_stop = threading.Event()
 
@@ -28,6 +36,12 @@ def export_run(export_id: int) -> None:
 @celery_app.task(name=GENERATE_COMPLETIONS_TASK)
 def generate_completions(request_id: str) -> None:
     execute_request(request_id)
+
+
+@worker_process_init.connect
+def _warm_up(**_):
+    if get_settings().infer_queue in os.environ.get(WORKER_QUEUES_ENV, "").split(","):
+        warm_up_in_background()
 
 
 @worker_ready.connect
