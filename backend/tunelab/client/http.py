@@ -1,0 +1,154 @@
+"""A small synchronous HTTP client for the Tunelab API, shared by the SDK and the CLI.
+
+Paths are relative to the API prefix (`/runs/1` means `{url}/api/v1/runs/1`); a path that already starts
+with `/api/` is sent as is. Every failure is a `TunelabError`: the server's one error shape
+`{"error": {"code", "message", "details"}}` keeps its code, anything else gets a code of its own
+(`SERVER_UNREACHABLE` when no answer came back, `HTTP_<status>` for a body that is not the error shape).
+"""
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from tunelab import __version__
+from tunelab.client.config import ClientConfig
+
+API_PREFIX = "/api/v1"
+# The events stream sends a keep-alive every 15 s; a minute of silence means the connection is dead.
+SSE_READ_TIMEOUT_S = 60.0
+
+
+class TunelabError(Exception):
+    """An API call that failed, with the server's error code (or one of ours when the server gave none)."""
+
+    def __init__(self, code: str, message: str, details: Any = None, status: int | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details
+        self.status = status
+
+
+class ServerUnreachable(TunelabError):
+    """No HTTP answer at all (refused, reset, timed out): worth retrying later, unlike a 4xx."""
+
+    def __init__(self, url: str, error: Exception) -> None:
+        super().__init__("SERVER_UNREACHABLE", f"cannot reach {url}: {error}", None, None)
+
+
+def error_from_response(response: httpx.Response) -> TunelabError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
+        return TunelabError(error["code"], str(error.get("message", "")), error.get("details"), response.status_code)
+    text = response.text.strip()[:200] or response.reason_phrase
+    return TunelabError(f"HTTP_{response.status_code}", text, None, response.status_code)
+
+
+class ApiClient:
+    """Bearer-token JSON calls against one server; thread-safe (one pooled httpx.Client)."""
+
+    def __init__(self, config: ClientConfig, timeout: float = 30.0, transport: httpx.BaseTransport | None = None) -> None:
+        self.config = config
+        headers = {"User-Agent": f"tunelab-client/{__version__}", "Accept": "application/json"}
+        if config.token:
+            headers["Authorization"] = f"Bearer {config.token}"
+        self._http = httpx.Client(base_url=config.url, headers=headers, timeout=timeout, transport=transport)
+
+    def url_of(self, path: str) -> str:
+        if path.startswith(("http://", "https://", "/api/")):
+            return path
+        return API_PREFIX + (path if path.startswith("/") else "/" + path)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Send one request; the decoded JSON body (None for an empty one), or a TunelabError."""
+        try:
+            response = self._http.request(method, self.url_of(path), **kwargs)
+        except httpx.TransportError as error:
+            raise ServerUnreachable(self.config.url, error) from error
+        if response.status_code >= 400:
+            raise error_from_response(response)
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return response.text
+
+    def get(self, path: str, **kwargs: Any) -> Any:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: Any) -> Any:
+        return self.request("POST", path, **kwargs)
+
+    def patch(self, path: str, **kwargs: Any) -> Any:
+        return self.request("PATCH", path, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Any:
+        return self.request("DELETE", path, **kwargs)
+
+    def stream_sse(self, path: str, last_event_id: str | int | None = None,
+                   **kwargs: Any) -> Iterator[tuple[str | None, str, Any]]:
+        """Yield (id, event, data) per Server-Sent Event until the server closes the stream.
+
+        data is decoded JSON when it parses, else the raw text; keep-alive comments are skipped. The caller
+        reconnects with the last id it saw to resume without losing events.
+        """
+        headers = {"Accept": "text/event-stream", **kwargs.pop("headers", {})}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        timeout = httpx.Timeout(self._http.timeout.connect, read=SSE_READ_TIMEOUT_S)
+        try:
+            with self._http.stream("GET", self.url_of(path), headers=headers, timeout=timeout, **kwargs) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from_response(response)
+                yield from parse_sse(response.iter_lines())
+        except httpx.TransportError as error:
+            raise ServerUnreachable(self.config.url, error) from error
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "ApiClient":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str | None, str, Any]]:
+    """The text/event-stream format: fields until a blank line; `:` starts a comment."""
+    event_id: str | None = None
+    event = "message"
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield event_id, event, _decoded("\n".join(data))
+            event, data = "message", []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "id":
+            event_id = value
+        elif field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+    if data:
+        yield event_id, event, _decoded("\n".join(data))
+
+
+def _decoded(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
