@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+
+import type { Series } from "../../lib/series";
+import { meanOverSeeds, meanSeriesOverSeeds } from "./seeds";
+
+function series(key: string, step: number[], value: (number | null)[], wall_time: number[]): Series {
+  return { key, downsampled: false, step, value, wall_time, min: null, max: null };
+}
+
+describe("meanOverSeeds", () => {
+  it("averages the seeds at each step and spans their lowest and highest value", () => {
+    const mean = meanOverSeeds("eval/loss", [
+      { series: series("eval/loss", [2, 4], [3, 1], [100, 110]), origin: 100 },
+      { series: series("eval/loss", [2, 4], [2, 2], [500, 530]), origin: 500 },
+      { series: series("eval/loss", [2, 4], [4, 0], [900, 920]), origin: 900 },
+    ]);
+    expect(mean?.step).toEqual([2, 4]);
+    expect(mean?.value).toEqual([3, 1]);
+    expect(mean?.min).toEqual([2, 0]);
+    expect(mean?.max).toEqual([4, 2]);
+    // Seconds since each seed's first point, averaged: (10 + 30 + 20) / 3.
+    expect(mean?.wall_time).toEqual([0, 20]);
+  });
+
+  it("takes a step some seeds skipped from those that logged it, and leaves a gap where none has a value", () => {
+    const mean = meanOverSeeds("train/loss", [
+      { series: series("train/loss", [1, 2, 3], [1, null, 5], [0, 1, 2]), origin: 0 },
+      { series: series("train/loss", [1, 3], [3, 7], [0, 2]), origin: 0 },
+    ]);
+    expect(mean?.step).toEqual([1, 2, 3]);
+    expect(mean?.value).toEqual([2, null, 6]);
+    expect(mean?.min).toEqual([1, null, 5]);
+    expect(mean?.max).toEqual([3, null, 7]);
+  });
+
+  it("is nothing when no seed logged the key", () => {
+    expect(meanOverSeeds("eval/loss", [])).toBeNull();
+    expect(meanOverSeeds("eval/loss", [{ series: series("eval/loss", [], [], []), origin: null }])).toBeNull();
+  });
+});
+
+describe("meanSeriesOverSeeds", () => {
+  it("averages every key, each seed's times from its own first point", () => {
+    const out = meanSeriesOverSeeds([
+      { "train/loss": series("train/loss", [1, 2], [2, 1], [1000, 1004]), "train/tokens_seen": series("train/tokens_seen", [1, 2], [64, 128], [1000, 1004]) },
+      { "train/loss": series("train/loss", [1, 2], [4, 3], [50, 52]) },
+    ]);
+    expect(Object.keys(out).sort()).toEqual(["train/loss", "train/tokens_seen"]);
+    expect(out["train/loss"].value).toEqual([3, 2]);
+    expect(out["train/loss"].wall_time).toEqual([0, 3]);
+    expect(out["train/tokens_seen"].value).toEqual([64, 128]);
+  });
+});
