@@ -7,6 +7,10 @@ export type RunSeriesSet = {
   label: string;
   color: string;
   series: Readonly<Record<string, Series>>;
+  /** Line width (the chart's default when absent). */
+  width?: number;
+  /** Shade this run's min/max as a band even when the chart's bands are off (a mean's spread over seeds). */
+  band?: boolean;
 };
 
 export type ChartData = {
@@ -37,9 +41,9 @@ export function buildChartData(key: string, runs: readonly RunSeriesSet[], xKind
       unplaced.push(run.label);
       continue;
     }
-    const band = bands && s.downsampled && s.min && s.max;
+    const band = ((bands && s.downsampled) || run.band) && s.min && s.max;
     inputs.push({ x, y: s.value, min: band ? s.min : null, max: band ? s.max : null });
-    series.push({ label: run.label, color: run.color, values: [] });
+    series.push({ label: run.label, color: run.color, values: [], ...(run.width !== undefined && { width: run.width }) });
   }
   const aligned = alignSeries(inputs);
   aligned.ys.forEach((y, i) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { Series } from "../../lib/series";
-import { meanOverSeeds, meanSeriesOverSeeds } from "./seeds";
+import { meanOverSeeds, meanSeriesOverSeeds, studySeriesSets } from "./seeds";
 
 function series(key: string, step: number[], value: (number | null)[], wall_time: number[]): Series {
   return { key, downsampled: false, step, value, wall_time, min: null, max: null };
@@ -49,5 +49,30 @@ describe("meanSeriesOverSeeds", () => {
     expect(out["train/loss"].value).toEqual([3, 2]);
     expect(out["train/loss"].wall_time).toEqual([0, 3]);
     expect(out["train/tokens_seen"].value).toEqual([64, 128]);
+  });
+});
+
+describe("studySeriesSets", () => {
+  const loss = (values: number[]) => ({ "eval/loss": series("eval/loss", [1, 2], values, [0, 1]) });
+  it("draws a cell of one seed as its run and a cell of several as thin seeds and a bold mean in their band", () => {
+    const sets = studySeriesSets([
+      { runId: 1, seed: 1, cell: "lora", color: "hsl(210 65% 42%)", series: loss([2, 1]) },
+      { runId: 2, seed: 2, cell: "lora", color: "hsl(210 65% 42%)", series: loss([4, 3]) },
+      { runId: 3, seed: 1, cell: "ia3", color: "hsl(0 65% 42%)", series: loss([5, 5]) },
+    ]);
+    expect(sets.map((s) => [s.label, s.width, s.band])).toEqual([
+      ["lora · seed 1", 1, undefined],
+      ["lora · seed 2", 1, undefined],
+      ["lora · mean of 2 seeds", 2.5, true],
+      ["ia3 · seed 1", undefined, undefined],
+    ]);
+    const mean = sets[2];
+    expect(mean.runId).toBeLessThan(0);
+    expect(mean.color).toBe("hsl(210 65% 42%)");
+    expect(sets[0].color).toBe("hsl(210 65% 42% / 0.45)");
+    expect(mean.series["eval/loss"].value).toEqual([3, 2]);
+    expect(mean.series["eval/loss"].min).toEqual([2, 1]);
+    expect(mean.series["eval/loss"].max).toEqual([4, 3]);
+    expect(sets[3].color).toBe("hsl(0 65% 42%)");
   });
 });

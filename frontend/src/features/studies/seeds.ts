@@ -2,7 +2,9 @@
  * Mean and spread over seeds: a study cell trained with several seeds is drawn as one bold mean line inside the
  * min–max band of its seeds, so a difference between cells reads against the noise between seeds.
  */
+import { withAlpha } from "../../components/charts/format";
 import { firstWallTime, type Series } from "../../lib/series";
+import type { RunSeriesSet } from "../metrics";
 
 /** One seed's run: its series by metric key. */
 export type SeedSeries = Readonly<Record<string, Series>>;
@@ -49,6 +51,44 @@ export function meanSeriesOverSeeds(seeds: readonly SeedSeries[]): Record<string
     const inputs = seeds.flatMap((seed, i) => (seed[key] ? [{ series: seed[key], origin: origins[i] }] : []));
     const mean = meanOverSeeds(key, inputs);
     if (mean) out[key] = mean;
+  }
+  return out;
+}
+
+export type StudyRunSeries = { runId: number; seed: number; cell: string; color: string; series: SeedSeries };
+
+/**
+ * What a study's charts draw: a cell of one seed is its run's line; a cell of several is a thin, faint line per
+ * seed and a bold mean line over them in the band of their spread.
+ */
+export function studySeriesSets(runs: readonly StudyRunSeries[]): RunSeriesSet[] {
+  const cells = new Map<string, StudyRunSeries[]>();
+  for (const run of runs) cells.set(run.cell, [...(cells.get(run.cell) ?? []), run]);
+  const out: RunSeriesSet[] = [];
+  let meanIndex = 0;
+  for (const [cell, seeds] of cells) {
+    const several = seeds.length > 1;
+    for (const run of seeds) {
+      out.push({
+        runId: run.runId,
+        label: `${cell} · seed ${run.seed}`,
+        color: several ? withAlpha(run.color, 0.45) : run.color,
+        series: run.series,
+        ...(several && { width: 1 }),
+      });
+    }
+    if (several) {
+      meanIndex += 1;
+      out.push({
+        // Not a run: a negative id no run has.
+        runId: -meanIndex,
+        label: `${cell} · mean of ${seeds.length} seeds`,
+        color: seeds[0].color,
+        series: meanSeriesOverSeeds(seeds.map((run) => run.series)),
+        width: 2.5,
+        band: true,
+      });
+    }
   }
   return out;
 }

@@ -1,5 +1,6 @@
-// A study's page: its runs, overlaid curves per metric (one colour per cell, a thin line per seed), the fair cost
-// table and Pareto charts. The study page and a shared study show the same view; a shared one is read-only.
+// A study's page: its runs, overlaid curves per metric (one colour per cell; a cell of several seeds as a bold mean
+// in the band of their spread, over a thin line per seed), the fair cost table and Pareto charts. The study page and
+// a shared study show the same view; a shared one is read-only.
 import { useQuery } from "@tanstack/react-query";
 import { useMemo, useRef, useState, type ReactNode } from "react";
 import { Link } from "react-router";
@@ -21,6 +22,7 @@ import {
 import { studyQueryOptions, useCloneStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
 import { type ParetoPoint } from "../pareto";
 import { parseList, parseSeeds } from "../plan";
+import { studySeriesSets } from "../seeds";
 import { ParetoChart } from "./ParetoChart";
 import { StudyCostTable } from "./StudyCostTable";
 
@@ -55,11 +57,13 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
   const runLabels = runs.map((r) => `${r.id}:${r.seed}:${cellOf.get(r.id)?.cell}`).join(",");
   const sets = useMemo<RunSeriesSet[]>(() => {
     const byRun = new Map((metrics.data?.data ?? []).map((m) => [m.run_id, m]));
-    return runs.flatMap((run) => {
-      const m = byRun.get(run.id);
-      const cell = cellOf.get(run.id);
-      return m ? [{ runId: run.id, label: `${cell?.cell ?? run.method} · seed ${run.seed}`, color: cell?.color ?? "#888", series: seriesByKey(m.series) }] : [];
-    });
+    return studySeriesSets(
+      runs.flatMap((run) => {
+        const m = byRun.get(run.id);
+        const cell = cellOf.get(run.id);
+        return m ? [{ runId: run.id, seed: run.seed, cell: cell?.cell ?? run.method, color: cell?.color ?? "#888", series: seriesByKey(m.series) }] : [];
+      }),
+    );
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs and their cells
   }, [metrics.data, runLabels]);
   const keys = useMemo(
