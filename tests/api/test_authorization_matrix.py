@@ -293,6 +293,10 @@ TABLE: dict[tuple[str, str], Row] = {
     ("DELETE", "/api/v1/runs/{run_id}"): Row("signed_in_or_share run:editor", RUN_EDIT, _new_run_call("", True)),
     ("POST", "/api/v1/runs/{run_id}/cancel"): Row(
         "signed_in_or_share run:editor", RUN_EDIT, _new_run_call("/cancel", False)),
+    ("POST", "/api/v1/runs/{run_id}/finish"): Row(
+        "signed_in_or_share run:editor", RUN_EDIT,
+        lambda w, who: Call(f"/runs/{(run_id := w.new_run(False))}/finish", headers=w.share_for(who, run_id),
+                            json={"status": "succeeded"})),
     ("POST", "/api/v1/runs/{run_id}/resume"): Row(
         "signed_in_or_share run:editor", RUN_EDIT,
         lambda w, who: Call(f"/runs/{(run_id := w.canceled_training_run())}/resume", headers=w.share_for(who, run_id))),

@@ -48,6 +48,15 @@ class RunClone(BaseModel):
     queue: str | None = None
 
 
+class RunFinish(BaseModel):
+    """How an external run ended, as its training script saw it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["succeeded", "failed"]
+    reason: str | None = Field(None, max_length=2000, description="Why it failed (an exception, say); shown on the run")
+
+
 class RunUpdate(BaseModel):
     """What an editor changes on a run: each field optional; `tags` replaces the whole list."""
 

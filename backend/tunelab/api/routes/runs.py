@@ -12,6 +12,7 @@ from tunelab.api.policies import (
     RunDeleter,
     RunDownloader,
     RunEditor,
+    RunLogger,
     RunReader,
     RunResumer,
     UserDep,
@@ -25,6 +26,7 @@ from tunelab.schemas.runs import (
     ArtifactsPublic,
     RunClone,
     RunCreate,
+    RunFinish,
     RunLogPublic,
     RunPublic,
     RunsBulkAction,
@@ -33,7 +35,17 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunUpdate,
 )
-from tunelab.services import access, artifacts, live, run_edits, run_filters, run_logs, runs, table_exports
+from tunelab.services import (
+    access,
+    artifacts,
+    external_runs,
+    live,
+    run_edits,
+    run_filters,
+    run_logs,
+    runs,
+    table_exports,
+)
 
 router = APIRouter(tags=["runs"])
 
@@ -154,6 +166,13 @@ def cancel_run(
     """Stop a run: a queued one never starts; a running one stops at its next step, saves a checkpoint (resumable)
     and is `canceled` within seconds."""
     return runs.to_public(session, runs.request_cancel(session, run.id, principal.actor, force=force))
+
+
+@router.post("/runs/{run_id}/finish", response_model=RunPublic, responses=responses(401, 403, 404, 409, 422))
+def finish_run(run: RunLogger, body: RunFinish, session: SessionDep, principal: ReaderDep) -> RunPublic:
+    """End an external run as `succeeded` or `failed` (with the reason), as its training script saw it: 409 for a run
+    Tunelab trains or one already finished. Its wall time, eval losses and tokens/s come from its logged points."""
+    return runs.to_public(session, external_runs.finish_external_run(session, run, body, principal.actor))
 
 
 @router.post("/runs/{run_id}/resume", response_model=RunPublic, responses=responses(401, 403, 404, 409))
