@@ -1,47 +1,69 @@
-"""Benchmark the metrics hot path through the real HTTP API against a fresh database.
+"""Metrics ingest and reads: MLflow and Tunelab started side by side, the same workloads against both, alternating.
 
-    python scripts/bench_metrics.py --backend sqlite
-    python scripts/bench_metrics.py --backend postgres [--pg-admin-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
+    make bench                                                   # installs the pinned MLflow first, then:
+    python scripts/bench_metrics.py --backend both [--quick] [--scale 0.25] [--json out.json]
 
-Starts uvicorn on a free loopback port, creates runs directly in SQL (the runs API is not needed), then measures
-ingest (20 runs × 20,000 steps × 3 keys in batches of 1,000 points over 2 connections), the storage cost per
-point, a full read of a 100,000-point series, and a 10-run compare read at 1,000 points per run.
+For each backend (SQLite, PostgreSQL) it starts `mlflow server --workers 1` (MLFLOW_VERSION, from the bench-only
+virtualenv var/bench-venv, never the project's) and `tunelab api` (the real command, its access log as shipped,
+written to a file) on fresh databases of their own, then runs each workload as MLflow, Tunelab, MLflow, Tunelab
+(--pairs). Clients encode every body inside the timed loop, as a client would:
 
-It prints Tunelab's own figures only: a ratio against MLflow means running MLflow beside Tunelab on the same
-workload in the same run, never dividing by a figure measured another day.
+  (a) --a-runs runs × --a-steps steps × 3 keys, 1,000 points per request (MLflow's log-batch maximum), 2 clients
+  (b) 50 runs × 5,000 steps × 3 keys, 250 points per request, 4 concurrent clients
+  (c) one point per request (MLflow: runs/log-metric, Tunelab: the batch endpoint with one point), 1 client
+  (d) the full history of one key of a run of (a), and the same key of 10 runs of (a) at full resolution
+      (MLflow: metrics/get-history per run; Tunelab: GET /runs/{id}/metrics, POST /metrics/query)
+  (e) bytes per stored point: growth of the database (SQLite: file + WAL; PostgreSQL: pg_database_size) over (a)
+
+Server CPU is that of the server's whole process tree (workers, Tunelab's embedded redis-server) plus, on
+PostgreSQL, the backends connected to its database, sampled while the workload runs (scripts/bench_harness.py).
+Nothing of either system is hard-coded: every figure, and every ratio, comes from this run.
 """
 
 import argparse
 import json
 import os
+import platform
 import random
+import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx
-import sqlalchemy as sa
-from sqlalchemy.orm import Session
+import psutil
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "backend"))
+sys.path.insert(0, str(REPO_ROOT / "scripts"))
 
 from bench_auth import admin_token, bearer  # noqa: E402
+from bench_harness import (  # noqa: E402
+    CpuAccount,
+    format_micros,
+    format_rate,
+    format_ratio,
+    postgres_backends,
+    process_tree,
+    ratio,
+    table,
+)
 
-from tunelab.db.migrate import upgrade  # noqa: E402
-from tunelab.db.models.run import Run  # noqa: E402
-from tunelab.db.session import make_engine  # noqa: E402
-
+MLFLOW_VERSION = "3.17.2"
+BENCH_VENV = REPO_ROOT / "var" / "bench-venv"
 KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")
-CONNECTIONS = 2  # the machine has two cores; the server needs one
-SERVER_START_TIMEOUT_S = 60
-READ_REPEATS = 5
+SERVER_START_TIMEOUT_S = 180
+PG_ADMIN_URL = os.environ.get("TUNELAB_BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+Point = tuple[str, int, float, float]  # key, step, value, wall time (s)
 
 
 def free_port() -> int:
@@ -50,188 +72,469 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class Database:
-    """A fresh database for one benchmark, removed afterwards."""
+def pg_admin(statement: str) -> None:
+    import psycopg
 
-    def __init__(self, backend: str, pg_admin_url: str, workdir: Path) -> None:
-        self.backend = backend
-        self.pg_admin_url = pg_admin_url
-        if backend == "sqlite":
-            self.path = workdir / "bench.db"
-            self.url = f"sqlite:///{self.path}"
-        else:
-            self.name = f"tunelab_bench_{uuid.uuid4().hex[:10]}"
-            self.url = pg_admin_url.rsplit("/", 1)[0] + f"/{self.name}"
-            self._admin(f'CREATE DATABASE "{self.name}"')
-        upgrade(self.url)
-        self.engine = make_engine(self.url)
-
-    def _admin(self, statement: str) -> None:
-        admin = sa.create_engine(self.pg_admin_url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as connection:
-            connection.execute(sa.text(statement))
-        admin.dispose()
-
-    def create_runs(self, count: int) -> list[int]:
-        runs = [
-            Run(project_id=1, name=f"bench-{i}", objective="sft", method="lora", model="x", config={}, seed=i,
-                queue="cpu", external=True)
-            for i in range(count)
-        ]
-        with Session(self.engine, expire_on_commit=False) as session, session.begin():
-            session.add_all(runs)
-        return [run.id for run in runs]
-
-    def stored_bytes(self) -> int:
-        """Bytes the metric history occupies (SQLite: the whole file after a WAL checkpoint)."""
-        if self.backend == "sqlite":
-            with self.engine.connect() as connection:
-                connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-            wal = Path(f"{self.path}-wal")
-            return self.path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
-        with self.engine.connect() as connection:
-            return connection.execute(sa.text("SELECT pg_total_relation_size('metric')")).scalar_one()
-
-    def close(self) -> None:
-        self.engine.dispose()
-        if self.backend == "postgres":
-            self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
+        connection.execute(statement)
 
 
-def start_server(database_url: str, data_dir: Path, port: int, command: list[str] | None = None,
-                 extra_env: dict[str, str] | None = None, output=None) -> subprocess.Popen:
-    """The API on a fresh database, answering on `port`: quiet uvicorn, or `command` (e.g. `tunelab api`)."""
-    env = {**os.environ, "TUNELAB_DATABASE_URL": database_url, "TUNELAB_DATA_DIR": str(data_dir), **(extra_env or {})}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT / "backend"), env.get("PYTHONPATH")]))
-    server = subprocess.Popen(
-        command or [sys.executable, "-m", "uvicorn", "tunelab.main:create_app", "--factory",
-                    "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"],
-        env=env, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
-    )
+def pg_database_size(database: str) -> int:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as connection:
+        return connection.execute("SELECT pg_database_size(%s)", (database,)).fetchone()[0]
+
+
+def sqlite_file_size(path: Path) -> int:
+    """The file plus its WAL, after a checkpoint (a no-op for a database not in WAL mode)."""
+    with sqlite3.connect(path, timeout=30) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def wait_until_answers(server: subprocess.Popen, url: str, log: Path) -> None:
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"the API exited with {server.returncode}")
+            raise RuntimeError(f"{server.args[:2]} exited with {server.returncode}; see {log}")
         try:
-            httpx.get(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=1).raise_for_status()
-            return server
+            httpx.get(url, timeout=2).raise_for_status()
+            return
         except httpx.HTTPError:
-            time.sleep(0.2)
+            time.sleep(0.3)
     server.terminate()
-    raise RuntimeError("the API did not answer in time")
+    raise RuntimeError(f"{url} did not answer within {SERVER_START_TIMEOUT_S} s; see {log}")
 
 
-def batches_of_run(run_id: int, steps: int, batch_points: int):
-    """The run's points as the trainer would flush them: every key at each step, in step order."""
+class Target:
+    """One system under test: its server, its database, and how a client logs and reads through its HTTP API."""
+
+    name: str
+    server: subprocess.Popen
+    base_url: str
+    database: str | None = None  # PostgreSQL database name
+    sqlite_path: Path | None = None
+
+    def cpu_account(self) -> CpuAccount:
+        sources = [process_tree(self.server.pid), *self.extra_processes()]
+        if self.database is not None:
+            sources.append(postgres_backends(PG_ADMIN_URL, self.database))
+        return CpuAccount(sources)
+
+    def extra_processes(self) -> list[Callable[[], list[psutil.Process]]]:
+        return []
+
+    def stored_bytes(self) -> int:
+        return pg_database_size(self.database) if self.database else sqlite_file_size(self.sqlite_path)
+
+    def client(self) -> httpx.Client:
+        raise NotImplementedError
+
+    def create_runs(self, count: int, label: str) -> list:
+        raise NotImplementedError
+
+    def log_points(self, client: httpx.Client, run, points: list[Point]) -> None:
+        raise NotImplementedError
+
+    def log_one(self, client: httpx.Client, run, point: Point) -> None:
+        self.log_points(client, run, [point])
+
+    def read_history(self, client: httpx.Client, run, key: str, expected: int) -> int:
+        raise NotImplementedError
+
+    def read_compare(self, client: httpx.Client, runs: list, key: str, expected: int) -> int:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self.server.terminate()
+        try:
+            self.server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
+        if self.database is not None:
+            pg_admin(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+
+
+class Mlflow(Target):
+    name = "MLflow"
+
+    def __init__(self, backend: str, workdir: Path) -> None:
+        mlflow = BENCH_VENV / "bin" / "mlflow"
+        if not mlflow.exists():
+            raise SystemExit(f"{mlflow} is missing: run `make bench` (it installs mlflow=={MLFLOW_VERSION} there)")
+        workdir = workdir / "mlflow"
+        workdir.mkdir()
+        if backend == "sqlite":
+            self.sqlite_path = workdir / "mlflow.db"
+            store = f"sqlite:///{self.sqlite_path}"
+        else:
+            self.database = f"mlflow_bench_{uuid.uuid4().hex[:8]}"
+            pg_admin(f'CREATE DATABASE "{self.database}"')
+            store = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{self.database}"
+        port = free_port()
+        self.base_url = f"http://127.0.0.1:{port}"
+        log = workdir / "server.log"
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("MLFLOW_", "TUNELAB_"))}
+        self.server = subprocess.Popen(
+            [str(mlflow), "server", "--backend-store-uri", store, "--default-artifact-root",
+             (workdir / "artifacts").as_uri(), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+            env=env, cwd=workdir, stdout=log.open("w"), stderr=subprocess.STDOUT)
+        wait_until_answers(self.server, f"{self.base_url}/health", log)
+        with self.client() as client:
+            created = client.post("/api/2.0/mlflow/experiments/create", json={"name": "bench"})
+            created.raise_for_status()
+            self.experiment_id = created.json()["experiment_id"]
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base_url, timeout=300)
+
+    def create_runs(self, count: int, label: str) -> list[str]:
+        with self.client() as client:
+            runs = []
+            for i in range(count):
+                response = client.post("/api/2.0/mlflow/runs/create", json={
+                    "experiment_id": self.experiment_id, "run_name": f"{label}-{i}",
+                    "start_time": int(time.time() * 1000)})
+                response.raise_for_status()
+                runs.append(response.json()["run"]["info"]["run_id"])
+            return runs
+
+    def log_points(self, client: httpx.Client, run: str, points: list[Point]) -> None:
+        body = json.dumps({"run_id": run, "metrics": [
+            {"key": key, "value": value, "timestamp": int(wall * 1000), "step": step}
+            for key, step, value, wall in points]}).encode()
+        client.post("/api/2.0/mlflow/runs/log-batch", content=body,
+                    headers={"content-type": "application/json"}).raise_for_status()
+
+    def log_one(self, client: httpx.Client, run: str, point: Point) -> None:
+        key, step, value, wall = point
+        body = json.dumps({"run_id": run, "key": key, "value": value, "timestamp": int(wall * 1000),
+                           "step": step}).encode()
+        client.post("/api/2.0/mlflow/runs/log-metric", content=body,
+                    headers={"content-type": "application/json"}).raise_for_status()
+
+    def read_history(self, client: httpx.Client, run: str, key: str, expected: int) -> int:
+        count, page_token = 0, None
+        while True:
+            params = {"run_id": run, "metric_key": key, **({"page_token": page_token} if page_token else {})}
+            response = client.get("/api/2.0/mlflow/metrics/get-history", params=params)
+            response.raise_for_status()
+            page = response.json()
+            count += len(page.get("metrics", []))
+            page_token = page.get("next_page_token")
+            if not page_token:
+                return count
+
+    def read_compare(self, client: httpx.Client, runs: list[str], key: str, expected: int) -> int:
+        return sum(self.read_history(client, run, key, expected) for run in runs)
+
+
+class Tunelab(Target):
+    name = "Tunelab"
+
+    def __init__(self, backend: str, workdir: Path) -> None:
+        self.workdir = workdir / "tunelab"
+        self.workdir.mkdir()
+        if backend == "sqlite":
+            self.sqlite_path = self.workdir / "tunelab.db"
+            url = f"sqlite:///{self.sqlite_path}"
+        else:
+            self.database = f"tunelab_bench_{uuid.uuid4().hex[:8]}"
+            pg_admin(f'CREATE DATABASE "{self.database}"')
+            url = PG_ADMIN_URL.replace("postgresql://", "postgresql+psycopg://").rsplit("/", 1)[0] + f"/{self.database}"
+        port = free_port()
+        self.base_url = f"http://127.0.0.1:{port}"
+        # As shipped: no TUNELAB_* tuning from the caller's environment, so Redis is the embedded one it starts.
+        env = {key: value for key, value in os.environ.items() if not key.startswith("TUNELAB_")}
+        env |= {"TUNELAB_DATABASE_URL": url, "TUNELAB_DATA_DIR": str(self.workdir)}
+        tunelab = str(Path(sys.executable).with_name("tunelab"))
+        subprocess.run([tunelab, "migrate"], env=env, cwd=self.workdir, check=True, capture_output=True)
+        log = self.workdir / "api.log"
+        self.server = subprocess.Popen([tunelab, "api", "--host", "127.0.0.1", "--port", str(port)],
+                                       env=env, cwd=self.workdir, stdout=log.open("w"), stderr=subprocess.STDOUT)
+        wait_until_answers(self.server, f"{self.base_url}/api/v1/openapi.json", log)
+        self.headers = bearer(admin_token(self.base_url))
+
+    def extra_processes(self) -> list[Callable[[], list[psutil.Process]]]:
+        """The embedded redis-server, in case it left the server's process tree (it is known by its data dir)."""
+        marker = str(self.workdir)
+
+        def mentioning_workdir() -> list[psutil.Process]:
+            found = []
+            for process in psutil.process_iter(["cmdline"]):
+                if any(marker in part for part in process.info["cmdline"] or ()):
+                    found.append(process)
+            return found
+        return [mentioning_workdir]
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=f"{self.base_url}/api/v1", timeout=300, headers=self.headers)
+
+    def create_runs(self, count: int, label: str) -> list[int]:
+        with self.client() as client:
+            runs = []
+            for i in range(count):
+                response = client.post("/runs", json={"name": f"{label}-{i}", "method": "lora", "model": "external",
+                                                      "external": True})
+                response.raise_for_status()
+                runs.append(response.json()["id"])
+            return runs
+
+    def log_points(self, client: httpx.Client, run: int, points: list[Point]) -> None:
+        body = json.dumps({"points": [{"key": key, "step": step, "value": value, "wall_time": wall}
+                                      for key, step, value, wall in points]}).encode()
+        client.post(f"/runs/{run}/metrics", content=body,
+                    headers={"content-type": "application/json"}).raise_for_status()
+
+    def read_history(self, client: httpx.Client, run: int, key: str, expected: int) -> int:
+        response = client.get(f"/runs/{run}/metrics", params={"keys": key, "max_points": expected})
+        response.raise_for_status()
+        return sum(len(series["step"]) for series in response.json()["series"])
+
+    def read_compare(self, client: httpx.Client, runs: list[int], key: str, expected: int) -> int:
+        response = client.post("/metrics/query", json={"run_ids": runs, "keys": [key], "max_points": expected})
+        response.raise_for_status()
+        return sum(len(series["step"]) for run in response.json()["data"] for series in run["series"])
+
+
+@dataclass
+class Measure:
+    target: str
+    points: int
+    wall_s: float
+    cpu_s: float
+    requests: int = 0
+
+    @property
+    def points_per_s(self) -> float:
+        return self.points / self.wall_s
+
+    @property
+    def cpu_us_per_point(self) -> float:
+        return self.cpu_s / self.points * 1e6
+
+
+@dataclass
+class Workload:
+    name: str
+    unit: str  # "pt" (ingest) or "read"
+    measures: list[Measure] = field(default_factory=list)
+    note: str = ""
+
+
+def batches(run_seed: int, steps: int, batch_points: int) -> Iterator[list[Point]]:
+    """A run's points as a trainer flushes them: every key at each step, in step order, made as they are sent."""
     steps_per_batch = max(1, batch_points // len(KEYS))
-    rng = random.Random(run_id)
+    rng = random.Random(run_seed)
     wall_start = time.time()
     for first in range(0, steps, steps_per_batch):
-        points = [
-            {"key": key, "step": step, "value": rng.random(), "wall_time": wall_start + step * 0.05}
-            for step in range(first, min(first + steps_per_batch, steps))
-            for key in KEYS
-        ]
-        yield json.dumps({"points": points}).encode()
+        yield [(key, step, rng.random(), wall_start + step * 0.05)
+               for step in range(first, min(first + steps_per_batch, steps)) for key in KEYS]
 
 
-def post_all(base_url: str, headers: dict[str, str], requests: list[tuple[int, bytes]]) -> int:
-    points = 0
-    with httpx.Client(base_url=base_url, timeout=60, headers=headers) as client:
-        for run_id, body in requests:
-            response = client.post(
-                f"/api/v1/runs/{run_id}/metrics", content=body, headers={"content-type": "application/json"}
-            )
-            response.raise_for_status()
-            points += response.json()["accepted"]
-    return points
+def measured(target: Target, work: Callable[[], tuple[int, int]]) -> Measure:
+    account = target.cpu_account()
+    account.start()
+    start = time.perf_counter()
+    points, requests = work()
+    wall_s = time.perf_counter() - start
+    return Measure(target.name, points, wall_s, account.stop(), requests)
 
 
-def timed(call, repeats: int) -> float:
-    """Median seconds of `repeats` calls."""
-    durations = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        durations.append(time.perf_counter() - start)
-    return statistics.median(durations)
+def ingest(target: Target, runs: list, steps: int, batch_points: int, clients: int) -> Measure:
+    def share(my_runs: list) -> tuple[int, int]:
+        points = requests = 0
+        with target.client() as client:
+            for run in my_runs:
+                for batch in batches(hash(run) & 0xFFFF, steps, batch_points):
+                    target.log_points(client, run, batch)
+                    points += len(batch)
+                    requests += 1
+        return points, requests
+
+    def work() -> tuple[int, int]:
+        with ThreadPoolExecutor(clients) as pool:
+            results = list(pool.map(share, [runs[i::clients] for i in range(clients)]))
+        return sum(r[0] for r in results), sum(r[1] for r in results)
+    return measured(target, work)
+
+
+def one_point_per_request(target: Target, run, requests: int) -> Measure:
+    def work() -> tuple[int, int]:
+        rng, wall = random.Random(7), time.time()
+        with target.client() as client:
+            for step in range(requests):
+                target.log_one(client, run, (KEYS[0], step, rng.random(), wall + step))
+        return requests, requests
+    return measured(target, work)
+
+
+def read(target: Target, call: Callable[[httpx.Client], int], expected: int, repeats: int) -> Measure:
+    """`repeats` reads on one connection: points is the total read, requests the number of reads."""
+    def work() -> tuple[int, int]:
+        with target.client() as client:
+            for _ in range(repeats):
+                got = call(client)
+                if got != expected:
+                    raise AssertionError(f"{target.name} returned {got:,} points, not {expected:,}")
+        return expected * repeats, repeats
+    return measured(target, work)
+
+
+def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[list[Workload], dict]:
+    workdir = Path(tempfile.mkdtemp(prefix=f"tunelab-bench-{backend}-"))
+    targets: list[Target] = []
+    try:
+        print(f"\n[{backend}] starting mlflow server and tunelab api in {workdir}", flush=True)
+        targets = [Mlflow(backend, workdir), Tunelab(backend, workdir)]
+        a = Workload(f"(a) {sizes.a_runs} runs × {sizes.a_steps:,} steps × 3 keys, 999 pts/request, 2 clients", "pt")
+        b = Workload(f"(b) {sizes.b_runs} runs × {sizes.b_steps:,} steps × 3 keys, 249 pts/request, 4 clients",
+                     "pt")
+        c = Workload(f"(c) one point per request × {sizes.single_requests:,}, 1 client", "pt")
+        history = Workload(f"(d) full {sizes.a_steps:,}-point history of one key", "read")
+        compare = Workload(f"(d) 10-run full compare ({10 * sizes.a_steps:,} points)", "read")
+        stored: dict[str, float] = {}
+        a_runs: dict[str, list] = {}
+        for pair in range(pairs):
+            for target in targets:
+                runs = target.create_runs(sizes.a_runs, f"a{pair}")
+                before = target.stored_bytes()
+                measure = ingest(target, runs, sizes.a_steps, 1000, 2)
+                a.measures.append(measure)
+                if pair == 0:
+                    stored[target.name] = (target.stored_bytes() - before) / measure.points
+                    a_runs[target.name] = runs
+                report(backend, a.name, measure)
+        for pair in range(pairs):
+            for target in targets:
+                runs = target.create_runs(sizes.b_runs, f"b{pair}")
+                b.measures.append(ingest(target, runs, sizes.b_steps, 250, 4))
+                report(backend, b.name, b.measures[-1])
+        for pair in range(pairs):
+            for target in targets:
+                [run] = target.create_runs(1, f"c{pair}")
+                c.measures.append(one_point_per_request(target, run, sizes.single_requests))
+                report(backend, c.name, c.measures[-1])
+        for pair in range(pairs):
+            for target in targets:
+                runs = a_runs[target.name]
+                history.measures.append(read(
+                    target, lambda client, t=target, r=runs[0]: t.read_history(client, r, KEYS[0], sizes.a_steps),
+                    sizes.a_steps, sizes.read_repeats))
+                report(backend, history.name, history.measures[-1])
+                compare.measures.append(read(
+                    target, lambda client, t=target, r=runs[:10]: t.read_compare(client, r, KEYS[0], sizes.a_steps),
+                    10 * sizes.a_steps, sizes.read_repeats))
+                report(backend, compare.name, compare.measures[-1])
+        return [a, b, c, history, compare], stored
+    finally:
+        for target in targets:
+            target.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def report(backend: str, workload: str, measure: Measure) -> None:
+    print(f"  [{backend}] {measure.target:8} {workload}: {measure.points:,} points in {measure.wall_s:.2f} s "
+          f"({measure.points_per_s:,.0f} pts/s), server CPU {measure.cpu_s:.2f} s "
+          f"({measure.cpu_us_per_point:.1f} µs/pt)", flush=True)
+
+
+def median_of(measures: list[Measure], target: str, figure: Callable[[Measure], float]) -> float | None:
+    values = [figure(m) for m in measures if m.target == target]
+    return statistics.median(values) if values else None
+
+
+def spread(measures: list[Measure], target: str, figure: Callable[[Measure], float], fmt) -> str:
+    values = sorted(figure(m) for m in measures if m.target == target)
+    if not values:
+        return "n/a"
+    return fmt(values[0]) if len(values) == 1 or fmt(values[0]) == fmt(values[-1]) else \
+        f"{fmt(values[0])}–{fmt(values[-1])}"
+
+
+def rows_of(backend: str, workloads: list[Workload], stored: dict[str, float]) -> list[list[str]]:
+    rows = []
+    for workload in workloads:
+        ms = workload.measures
+        if workload.unit == "pt":
+            us = lambda m: m.cpu_us_per_point  # noqa: E731
+            rate = lambda m: m.points_per_s  # noqa: E731
+            rows.append([
+                f"{workload.name}, {backend}",
+                spread(ms, "MLflow", us, format_micros) + " µs/pt", spread(ms, "Tunelab", us, format_micros) + " µs/pt",
+                format_ratio(ratio(median_of(ms, "MLflow", us), median_of(ms, "Tunelab", us))),
+                f"{spread(ms, 'MLflow', rate, format_rate)} / {spread(ms, 'Tunelab', rate, format_rate)}",
+                format_ratio(ratio(median_of(ms, "Tunelab", rate), median_of(ms, "MLflow", rate))),
+            ])
+        else:
+            cpu_ms = lambda m: m.cpu_s / m.requests * 1e3  # noqa: E731
+            wall_ms = lambda m: m.wall_s / m.requests * 1e3  # noqa: E731
+            rows.append([
+                f"{workload.name}, {backend}",
+                spread(ms, "MLflow", cpu_ms, format_micros) + " ms CPU/read",
+                spread(ms, "Tunelab", cpu_ms, format_micros) + " ms CPU/read",
+                format_ratio(ratio(median_of(ms, "MLflow", cpu_ms), median_of(ms, "Tunelab", cpu_ms))),
+                f"{spread(ms, 'MLflow', wall_ms, format_micros)} / {spread(ms, 'Tunelab', wall_ms, format_micros)}"
+                " ms/read",
+                format_ratio(ratio(median_of(ms, "MLflow", wall_ms), median_of(ms, "Tunelab", wall_ms))),
+            ])
+    rows.append([f"(e) bytes per stored point over (a), {backend}", f"{stored.get('MLflow', 0):.1f} B",
+                 f"{stored.get('Tunelab', 0):.1f} B", format_ratio(ratio(stored.get("MLflow"), stored.get("Tunelab"))),
+                 "", ""])
+    return rows
+
+
+HEADER = ["workload", "MLflow server CPU", "Tunelab server CPU", "CPU ratio", "wall (MLflow / Tunelab)",
+          "wall ratio"]
+
+
+def sizes_for(args: argparse.Namespace) -> argparse.Namespace:
+    if args.quick:
+        base = dict(a_runs=10, a_steps=600, b_runs=8, b_steps=300, single_requests=100, read_repeats=2)
+    else:
+        base = dict(a_runs=20, a_steps=20_000, b_runs=50, b_steps=5_000, single_requests=2_000, read_repeats=3)
+    scale = args.scale
+    return argparse.Namespace(
+        a_runs=base["a_runs"], a_steps=max(3, int(base["a_steps"] * scale)), b_runs=base["b_runs"],
+        b_steps=max(3, int(base["b_steps"] * scale)), single_requests=max(10, int(base["single_requests"] * scale)),
+        read_repeats=base["read_repeats"])
+
+
+def load_note() -> str:
+    one, five, _ = os.getloadavg()
+    return (f"{platform.node()}: {psutil.cpu_count()} cores, load average {one:.1f} (1 min) / {five:.1f} (5 min) "
+            f"at start, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", choices=("sqlite", "postgres"), required=True)
-    parser.add_argument("--pg-admin-url", default=os.environ.get(
-        "TUNELAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=20_000)
-    parser.add_argument("--batch-points", type=int, default=1000)
-    parser.add_argument("--long-series-points", type=int, default=100_000)
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run of the harness")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply the steps per run of (a) and (b) and the requests of (c) (runs stay)")
+    parser.add_argument("--pairs", type=int, default=2, help="MLflow, Tunelab repetitions of each workload")
+    parser.add_argument("--json", type=Path, help="also write every measure to this file")
     args = parser.parse_args()
+    sizes = sizes_for(args)
+    note = load_note()
+    print(f"MLflow {MLFLOW_VERSION} (1 worker) beside tunelab api; {note}\nsizes: {vars(sizes)}, pairs {args.pairs}")
+    rows, results = [], {"note": note, "sizes": vars(sizes), "pairs": args.pairs, "backends": {}}
+    for backend in (("sqlite", "postgres") if args.backend == "both" else (args.backend,)):
+        workloads, stored = run_backend(backend, sizes, args.pairs)
+        rows += rows_of(backend, workloads, stored)
+        results["backends"][backend] = {
+            "workloads": [{"name": w.name, "unit": w.unit, "measures": [asdict(m) for m in w.measures]}
+                          for w in workloads],
+            "bytes_per_point": stored}
+    end_load = os.getloadavg()
+    print(f"\nload average at the end: {end_load[0]:.1f} (1 min) / {end_load[1]:.1f} (5 min)\n")
+    print(table(HEADER, rows))
+    if args.json:
+        results["end_load"] = end_load
+        args.json.write_text(json.dumps(results, indent=2))
 
-    workdir = Path(tempfile.mkdtemp(prefix="tunelab-bench-"))
-    database = Database(args.backend, args.pg_admin_url, workdir)
-    server = None
-    try:
-        run_ids = database.create_runs(args.runs + 1)
-        ingest_runs, long_run = run_ids[:-1], run_ids[-1]
-        port = free_port()
-        base_url = f"http://127.0.0.1:{port}"
-        server = start_server(database.url, workdir, port)
-        # Scripts log with an API token, as external logging would; the admin owns `default`, where the runs are.
-        headers = bearer(admin_token(base_url))
-        bytes_before = database.stored_bytes()
-
-        # Bodies are encoded before the clock starts: the figure is the server's, not the client's JSON encoder's.
-        shares = [
-            [(run_id, body) for run_id in ingest_runs[i::CONNECTIONS]
-             for body in batches_of_run(run_id, args.steps, args.batch_points)]
-            for i in range(CONNECTIONS)
-        ]
-        start = time.perf_counter()
-        with ThreadPoolExecutor(CONNECTIONS) as pool:
-            points = sum(pool.map(lambda share: post_all(base_url, headers, share), shares))
-        ingest_s = time.perf_counter() - start
-        bytes_per_point = (database.stored_bytes() - bytes_before) / points
-
-        with httpx.Client(base_url=base_url, timeout=120, headers=headers) as client:
-            long_key = "eval/long"
-            for first in range(0, args.long_series_points, 10_000):
-                batch = [{"key": long_key, "step": step, "value": random.random(), "wall_time": 1.7e9 + step}
-                         for step in range(first, min(first + 10_000, args.long_series_points))]
-                client.post(f"/api/v1/runs/{long_run}/metrics", json={"points": batch}).raise_for_status()
-
-            def full_read() -> None:
-                response = client.get(f"/api/v1/runs/{long_run}/metrics",
-                                      params={"keys": long_key, "max_points": args.long_series_points})
-                response.raise_for_status()
-                assert len(response.json()["series"][0]["step"]) == args.long_series_points
-
-            def compare_read() -> None:
-                response = client.post("/api/v1/metrics/query",
-                                       json={"run_ids": ingest_runs[:10], "keys": [KEYS[0]], "max_points": 1000})
-                response.raise_for_status()
-                assert all(len(run["series"][0]["step"]) <= 1000 for run in response.json()["data"])
-
-            full_read_s = timed(full_read, READ_REPEATS)
-            compare_s = timed(compare_read, READ_REPEATS)
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
-        database.close()
-
-    ingest_rate = points / ingest_s
-    rows = [
-        ("ingest (points/s)", f"{ingest_rate:,.0f}"),
-        (f"read {args.long_series_points:,}-point series (s)", f"{full_read_s:.3f}"),
-        ("compare 10 runs @1,000 points (s)", f"{compare_s:.3f}"),
-        ("storage (bytes/point)", f"{bytes_per_point:.1f}"),
-    ]
-    print(f"\nTunelab metrics on {args.backend}: {points:,} points ingested in {ingest_s:.1f} s")
-    header = ("measure", "Tunelab")
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, tuple("-" * w for w in widths), *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
 
 if __name__ == "__main__":
     main()
