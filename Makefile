@@ -74,11 +74,22 @@ $(SMOLLM2_STAMP): $(INSTALLED)
 	rm -rf var/downloads/smollm2
 	touch $@
 
-## Print the benchmark figures: metrics and the live path (200 SSE viewers) on SQLite and PostgreSQL, the web UI in
-## Chromium, the queue.
-bench: $(INSTALLED) test-deps $(FRONTEND_BUILT)
-	$(BIN)/python scripts/bench_metrics.py --backend sqlite
-	$(BIN)/python scripts/bench_metrics.py --backend postgres
+## The pinned MLflow the metrics benchmark starts beside Tunelab, in a virtualenv of its own (never .venv, so
+## `make test` neither needs nor sees it); its version is scripts/bench_metrics.py's MLFLOW_VERSION.
+BENCH_VENV := var/bench-venv
+MLFLOW_VERSION := $(shell sed -n 's/^MLFLOW_VERSION = "\(.*\)"/\1/p' scripts/bench_metrics.py)
+BENCH_INSTALLED := $(BENCH_VENV)/.mlflow-$(MLFLOW_VERSION)
+
+$(BENCH_INSTALLED):
+	rm -rf $(BENCH_VENV) && $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --disable-pip-version-check --progress-bar off \
+		mlflow==$(MLFLOW_VERSION) psycopg2-binary==2.9.10
+	touch $@
+
+## Print the benchmark figures: metrics ingest and reads with MLflow started beside Tunelab (SQLite, then
+## PostgreSQL), the live path (200 SSE viewers), the web UI in Chromium, the queue.
+bench: $(INSTALLED) test-deps $(FRONTEND_BUILT) $(BENCH_INSTALLED)
+	$(BIN)/python scripts/bench_metrics.py --backend both
 	$(BIN)/python scripts/bench_live.py --backend sqlite
 	$(BIN)/python scripts/bench_live.py --backend postgres
 	$(BIN)/python scripts/bench_live.py --backend postgres --api-workers 2

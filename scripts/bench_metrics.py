@@ -111,16 +111,18 @@ class Target:
     """One system under test: its server, its database, and how a client logs and reads through its HTTP API."""
 
     name: str
-    server: subprocess.Popen
+    server: subprocess.Popen | None = None
     base_url: str
     database: str | None = None  # PostgreSQL database name
     sqlite_path: Path | None = None
 
     def cpu_account(self) -> CpuAccount:
-        sources = [process_tree(self.server.pid), *self.extra_processes()]
-        if self.database is not None:
-            sources.append(postgres_backends(PG_ADMIN_URL, self.database))
-        return CpuAccount(sources)
+        """The server's process tree (and any process of its own that left the tree)."""
+        return CpuAccount([process_tree(self.server.pid), *self.extra_processes()])
+
+    def database_cpu_account(self) -> CpuAccount | None:
+        """The PostgreSQL backends serving the server's database; None on SQLite (in-process)."""
+        return CpuAccount([postgres_backends(PG_ADMIN_URL, self.database)]) if self.database else None
 
     def extra_processes(self) -> list[Callable[[], list[psutil.Process]]]:
         return []
@@ -146,13 +148,18 @@ class Target:
     def read_compare(self, client: httpx.Client, runs: list, key: str, expected: int) -> int:
         raise NotImplementedError
 
+    def start(self, backend: str, workdir: Path) -> None:
+        raise NotImplementedError
+
     def stop(self) -> None:
-        self.server.terminate()
-        try:
-            self.server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.server.kill()
-            self.server.wait()
+        """Whatever start() got to: the server, the database."""
+        if self.server is not None:
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
         if self.database is not None:
             pg_admin(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
@@ -160,10 +167,13 @@ class Target:
 class Mlflow(Target):
     name = "MLflow"
 
-    def __init__(self, backend: str, workdir: Path) -> None:
+    def start(self, backend: str, workdir: Path) -> None:
         mlflow = BENCH_VENV / "bin" / "mlflow"
         if not mlflow.exists():
             raise SystemExit(f"{mlflow} is missing: run `make bench` (it installs mlflow=={MLFLOW_VERSION} there)")
+        installed = subprocess.run([str(mlflow), "--version"], capture_output=True, text=True).stdout
+        if MLFLOW_VERSION not in installed.split():
+            raise SystemExit(f"{mlflow} is {installed.strip()!r}, not {MLFLOW_VERSION}: run `make bench`")
         workdir = workdir / "mlflow"
         workdir.mkdir()
         if backend == "sqlite":
@@ -172,7 +182,9 @@ class Mlflow(Target):
         else:
             self.database = f"mlflow_bench_{uuid.uuid4().hex[:8]}"
             pg_admin(f'CREATE DATABASE "{self.database}"')
-            store = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{self.database}"
+            # psycopg2 named explicitly: the bench venv installs it (its SQLAlchemy would otherwise want psycopg 3).
+            store = PG_ADMIN_URL.replace("postgresql://", "postgresql+psycopg2://").rsplit("/", 1)[0] + \
+                f"/{self.database}"
         port = free_port()
         self.base_url = f"http://127.0.0.1:{port}"
         log = workdir / "server.log"
@@ -234,7 +246,7 @@ class Mlflow(Target):
 class Tunelab(Target):
     name = "Tunelab"
 
-    def __init__(self, backend: str, workdir: Path) -> None:
+    def start(self, backend: str, workdir: Path) -> None:
         self.workdir = workdir / "tunelab"
         self.workdir.mkdir()
         if backend == "sqlite":
@@ -304,8 +316,9 @@ class Measure:
     target: str
     points: int
     wall_s: float
-    cpu_s: float
+    cpu_s: float  # the server's tree and its PostgreSQL backends
     requests: int = 0
+    database_cpu_s: float = 0.0  # of which the PostgreSQL backends
 
     @property
     def points_per_s(self) -> float:
@@ -334,13 +347,33 @@ def batches(run_seed: int, steps: int, batch_points: int) -> Iterator[list[Point
                for step in range(first, min(first + steps_per_batch, steps)) for key in KEYS]
 
 
+def settle(target: Target, quiet_cpu_s: float = 0.1, window_s: float = 2.0, timeout_s: float = 180) -> None:
+    """Wait for the server's tree to go quiet: MLflow starts its job runners (huey consumers) a while after it
+    answers, and their start-up must not land in the first workload."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        account = target.cpu_account()
+        account.start()
+        time.sleep(window_s)
+        idle_cpu_s = account.stop()
+        processes = len(process_tree(target.server.pid)())
+        if idle_cpu_s <= quiet_cpu_s or time.monotonic() > deadline:
+            print(f"  {target.name}: {processes} processes in its tree, idle CPU {idle_cpu_s / window_s * 100:.1f} % "
+                  "of a core", flush=True)
+            return
+
+
 def measured(target: Target, work: Callable[[], tuple[int, int]]) -> Measure:
-    account = target.cpu_account()
-    account.start()
+    server, database = target.cpu_account(), target.database_cpu_account()
+    server.start()
+    if database is not None:
+        database.start()
     start = time.perf_counter()
     points, requests = work()
     wall_s = time.perf_counter() - start
-    return Measure(target.name, points, wall_s, account.stop(), requests)
+    server_cpu_s = server.stop()
+    database_cpu_s = database.stop() if database is not None else 0.0
+    return Measure(target.name, points, wall_s, server_cpu_s + database_cpu_s, requests, database_cpu_s)
 
 
 def ingest(target: Target, runs: list, steps: int, batch_points: int, clients: int) -> Measure:
@@ -386,9 +419,14 @@ def read(target: Target, call: Callable[[httpx.Client], int], expected: int, rep
 def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[list[Workload], dict]:
     workdir = Path(tempfile.mkdtemp(prefix=f"tunelab-bench-{backend}-"))
     targets: list[Target] = []
+    completed = False
     try:
         print(f"\n[{backend}] starting mlflow server and tunelab api in {workdir}", flush=True)
-        targets = [Mlflow(backend, workdir), Tunelab(backend, workdir)]
+        targets = [Mlflow(), Tunelab()]
+        for target in targets:
+            target.start(backend, workdir)
+        for target in targets:
+            settle(target)
         a = Workload(f"(a) {sizes.a_runs} runs × {sizes.a_steps:,} steps × 3 keys, 999 pts/request, 2 clients", "pt")
         b = Workload(f"(b) {sizes.b_runs} runs × {sizes.b_steps:,} steps × 3 keys, 249 pts/request, 4 clients",
                      "pt")
@@ -428,17 +466,21 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[li
                     target, lambda client, t=target, r=runs[:10]: t.read_compare(client, r, KEYS[0], sizes.a_steps),
                     10 * sizes.a_steps, sizes.read_repeats))
                 report(backend, compare.name, compare.measures[-1])
+        completed = True
         return [a, b, c, history, compare], stored
     finally:
         for target in targets:
             target.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if completed:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print(f"[{backend}] kept {workdir} (server logs) for a look", file=sys.stderr)
 
 
 def report(backend: str, workload: str, measure: Measure) -> None:
     print(f"  [{backend}] {measure.target:8} {workload}: {measure.points:,} points in {measure.wall_s:.2f} s "
           f"({measure.points_per_s:,.0f} pts/s), server CPU {measure.cpu_s:.2f} s "
-          f"({measure.cpu_us_per_point:.1f} µs/pt)", flush=True)
+          f"(PostgreSQL backends {measure.database_cpu_s:.2f} s) = {measure.cpu_us_per_point:.1f} µs/pt", flush=True)
 
 
 def median_of(measures: list[Measure], target: str, figure: Callable[[Measure], float]) -> float | None:
