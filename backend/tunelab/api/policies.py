@@ -19,8 +19,9 @@ from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csr
 from tunelab.core.settings import get_settings
 from tunelab.db.models import Dataset, Project, Role, Run, ShareLink, Study
 from tunelab.schemas.common import ResourceId
-from tunelab.services import access, auth, principal_cache, shares
+from tunelab.services import access, auth, principal_cache, run_refs, shares
 from tunelab.services.principal import Principal
+from tunelab.services.run_refs import RunRef
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SHARE_QUERY_PARAM = "share"  # for EventSource and download links, which cannot send headers
@@ -150,6 +151,20 @@ def _run_policy(role: Role, doing: str, downloads: bool = False) -> Callable:
     return check
 
 
+def _run_ref_policy(role: Role, doing: str) -> Callable:
+    """The run policy for the metrics hot path: a run seen before by this process is checked on the event loop
+    against the caller's (remembered) roles, with no SQL and no thread hop; see services/run_refs."""
+
+    @policy(f"run:{role.value}")
+    async def check(run_id: ResourceId, session: SessionDep, principal: ReaderDep) -> RunRef:
+        ref = run_refs.recall(run_id)
+        if ref is not None and run_refs.can_check_remembered(principal):
+            return run_refs.check_remembered(session, principal, ref, role, doing)
+        return await run_in_threadpool(run_refs.read_and_check, session, principal, run_id, role, doing)
+
+    return check
+
+
 def _study_policy(role: Role, doing: str) -> Callable:
     @policy(f"study:{role.value}")
     def check(study_id: ResourceId, session: SessionDep, principal: ReaderDep) -> Study:
@@ -190,6 +205,7 @@ RunDeleter = Annotated[Run, Depends(_run_policy(Role.editor, "deleting a run"))]
 RunEditor = Annotated[Run, Depends(_run_policy(Role.editor, "editing a run"))]
 RunExporter = Annotated[Run, Depends(_run_policy(Role.editor, "exporting a merged model"))]
 RunLogger = Annotated[Run, Depends(_run_policy(Role.editor, "logging metrics"))]
+RunMetricsLogger = Annotated[RunRef, Depends(_run_ref_policy(Role.editor, "logging metrics"))]
 DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading"))]
 StudyReader = Annotated[Study, Depends(_study_policy(Role.viewer, "reading"))]
 StudyEditor = Annotated[Study, Depends(_study_policy(Role.editor, "changing a study"))]

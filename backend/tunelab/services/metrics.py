@@ -12,7 +12,7 @@ from functools import cache
 from itertools import groupby
 from typing import NamedTuple, cast
 
-from sqlalchemy import Connection, case, func, select, text, tuple_, update
+from sqlalchemy import Connection, case, func, literal, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.postgresql.dml import Insert as PgInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -25,6 +25,7 @@ from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
 from tunelab.services.events import publish_after_commit
+from tunelab.services.run_refs import RunRef
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint]) 
     return seq
 
 
-def ingest_external_points(session: Session, run: Run, points: Sequence[MetricPoint]) -> int:
+def ingest_external_points(session: Session, run: RunRef, points: Sequence[MetricPoint]) -> int:
     """Points logged from outside Tunelab, accepted only into an external run: a run Tunelab trains has one writer,
     its worker, so a point posted from elsewhere cannot overwrite or pre-empt what training logs."""
     if not run.external:
@@ -232,34 +233,47 @@ def _merge(old: KeySummary, new: KeySummary) -> KeySummary:
 
 @cache
 def _upsert_summaries(dialect: str) -> PgInsert | SqliteInsert:
-    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(summary_table)
+    """Merge a batch's per-key summaries into the stored ones in SQL (no read first): the later last point, the
+    lower min, the higher max, the counts added; min and max skip NaN, as _merge does."""
+    is_pg = dialect == "postgresql"
+    statement = (pg_insert if is_pg else sqlite_insert)(summary_table)
+    current, new = summary_table.c, statement.excluded
+    newer = new.last_step >= current.last_step
+    if is_pg:
+        # PostgreSQL's least() already skips NaN (it orders NaN above every number); for the max, NaN loses.
+        nan = literal(math.nan)
+        min_value = func.least(current.min_value, new.min_value)
+        max_value = case((new.max_value == nan, current.max_value), (current.max_value == nan, new.max_value),
+                         else_=func.greatest(current.max_value, new.max_value))
+    else:  # SQLite stores no NaN
+        min_value, max_value = func.min(current.min_value, new.min_value), func.max(current.max_value, new.max_value)
     return statement.on_conflict_do_update(
-        index_elements=[summary_table.c.run_id, summary_table.c.key],
-        set_={column: statement.excluded[column] for column in KeySummary._fields},
+        index_elements=[current.run_id, current.key],
+        set_={
+            "last_step": case((newer, new.last_step), else_=current.last_step),
+            "last_value": case((newer, new.last_value), else_=current.last_value),
+            "min_value": min_value,
+            "max_value": max_value,
+            "count": current.count + new.count,
+        },
     )
 
 
 def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySummary]) -> None:
-    """One upsert per key per batch; the run row lock taken by the seq bump makes this read-merge-write safe."""
-    summary_columns = [summary_table.c[name] for name in KeySummary._fields]
-    existing = {
-        key: KeySummary(*summary)
-        for key, *summary in connection.execute(
-            select(summary_table.c.key, *summary_columns)
-            .where(summary_table.c.run_id == run_id, summary_table.c.key.in_(list(batch)))
-        )
-    }
-    merged = {key: _merge(existing[key], new) if key in existing else new for key, new in batch.items()}
+    """One statement for the batch; the run row lock taken by the seq bump keeps concurrent merges apart."""
     connection.execute(
         _upsert_summaries(connection.dialect.name),
-        [{"run_id": run_id, "key": key, **summary._asdict()} for key, summary in merged.items()],
+        [{"run_id": run_id, "key": key, **summary._asdict()} for key, summary in batch.items()],
     )
-    eval_loss = merged.get(EVAL_LOSS_KEY)
-    if eval_loss is not None:
+    if EVAL_LOSS_KEY in batch:
+        def stored(column: str):  # noqa: ANN202  (a scalar subquery of the merged eval/loss summary)
+            return select(summary_table.c[column]).where(
+                summary_table.c.run_id == run_id, summary_table.c.key == EVAL_LOSS_KEY).scalar_subquery()
+
         connection.execute(
             update(run_table)
             .where(run_table.c.id == run_id)
-            .values(final_eval_loss=eval_loss.last_value, best_eval_loss=eval_loss.min_value)
+            .values(final_eval_loss=stored("last_value"), best_eval_loss=stored("min_value"))
         )
 
 

@@ -8,7 +8,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
 from tunelab.api.deps import SessionDep
-from tunelab.api.policies import ReaderDep, RunLogger, RunReader
+from tunelab.api.policies import ReaderDep, RunMetricsLogger, RunReader
 from tunelab.api.routes.runs import ExportFormatQuery, download
 from tunelab.core.errors import responses
 from tunelab.schemas.metrics import (
@@ -68,7 +68,7 @@ def query_metrics(query: MetricsQuery, session: SessionDep, principal: ReaderDep
     openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"$ref": "#/components/schemas/MetricBatchIn"}}}}},
 )
-async def create_run_metrics(run: RunLogger, request: Request, session: SessionDep) -> MetricBatchPublic:
+async def create_run_metrics(run: RunMetricsLogger, request: Request, session: SessionDep) -> MetricBatchPublic:
     """Batch ingest into an external run (409 for a run Tunelab trains), idempotent on (run, key, step). The hot path
     of external logging: the body is validated straight from its bytes (no intermediate Python dicts), and the
     database work runs off the event loop."""
