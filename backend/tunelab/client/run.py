@@ -173,13 +173,13 @@ class Run:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        self.finish(failed=None if error is None else _reason(error))
+        self.finish(failed=None if error is None else exception_reason(error))
 
     def __repr__(self) -> str:
         return f"<tunelab Run {self.id} {self.name!r} {self.status} {self.url}>"
 
 
-def _reason(error: BaseException) -> str:
+def exception_reason(error: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(error), error)).strip() or type(error).__name__
 
 
@@ -273,6 +273,6 @@ def _finish_at_exit_unless_finished(run: Run) -> None:
 
 
 def _finish_unfinished() -> None:
-    reason = _reason(_uncaught[-1]) if _uncaught else None
+    reason = exception_reason(_uncaught[-1]) if _uncaught else None
     for run in list(_unfinished):
         run.finish(failed=reason)
