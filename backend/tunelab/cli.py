@@ -1,4 +1,5 @@
-"""`tunelab up | api | worker | migrate | assets | set-password | openapi | train`."""
+"""`tunelab up | api | worker | migrate | assets | set-password | openapi | train` (the server verbs), and the client
+verbs `login | runs | datasets | metrics` (tunelab.commands)."""
 
 import argparse
 import logging
@@ -8,6 +9,8 @@ import subprocess
 import sys
 import time
 
+from tunelab.commands import add_client_commands
+from tunelab.commands.options import EXIT_CODES_HELP
 from tunelab.core.processes import die_with_parent
 from tunelab.core.settings import get_settings
 
@@ -187,7 +190,8 @@ def cmd_up(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="tunelab", description="Launch, watch and compare LLM fine-tuning runs.")
+    parser = argparse.ArgumentParser(prog="tunelab", description="Launch, watch and compare LLM fine-tuning runs.",
+                                     epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start everything on this machine (embedded SQLite + Redis unless configured)")
     api = sub.add_parser("api", help="serve the HTTP API")
@@ -212,6 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     set_password.add_argument("email")
     set_password.add_argument("--admin", action="store_true", help="also make the account an active admin")
     set_password.set_defaults(func=cmd_set_password)
+    add_client_commands(sub)
     args = parser.parse_args(argv)
     args.func(args)
 

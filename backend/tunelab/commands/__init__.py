@@ -1,0 +1,103 @@
+"""The client verbs of `tunelab` (login, runs, datasets, metrics): they talk to a server over HTTP.
+
+Registering them imports only argparse; a verb's module (httpx, rich) is imported when it runs, and none imports
+torch, so `tunelab runs list` starts quickly.
+"""
+
+import argparse
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+RUN_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+
+
+def _verb(target: str) -> Callable[[argparse.Namespace], None]:
+    module_name, function_name = target.split(":")
+
+    def run(args: argparse.Namespace) -> None:
+        from tunelab.commands.common import run_command
+
+        handler = getattr(importlib.import_module(f"tunelab.commands.{module_name}"), function_name)
+        run_command(handler, args)
+
+    return run
+
+
+def _parser(sub: Any, name: str, help_text: str, target: str, parents: list[argparse.ArgumentParser],
+            epilog: str) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help_text, description=help_text, parents=parents, epilog=epilog,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=_verb(target))
+    return parser
+
+
+def add_client_commands(sub: Any) -> None:
+    """Add login, runs, datasets and metrics to the `tunelab` subparsers."""
+    from tunelab.commands.options import EXIT_CODES_HELP, client_options
+
+    common = [client_options()]
+    _parser(sub, "login", "check an API token against a server and save both (0600) for later commands",
+            "login:login", common, EXIT_CODES_HELP)
+
+    runs = sub.add_parser("runs", help="list, launch, watch and manage runs on a server",
+                          epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = runs.add_subparsers(dest="runs_command", required=True)
+    listing = _parser(verbs, "list", "the newest runs, as a table", "runs:list_runs", common, EXIT_CODES_HELP)
+    listing.add_argument("--project", help="project name or id (default: every project of yours)")
+    listing.add_argument("--status", action="append", choices=RUN_STATUSES, help="repeat for several")
+    listing.add_argument("--tag", action="append", help="runs having this tag; repeat for all of several")
+    listing.add_argument("--limit", type=int, default=20, help="most runs shown (1-200, default 20)")
+    _parser(verbs, "show", "one run: status, progress, losses, params", "runs:show_run", common,
+            EXIT_CODES_HELP).add_argument("run_id", type=int)
+
+    launch = _parser(verbs, "launch", "queue a run from flags or a YAML/JSON file (flags win), checked against the "
+                     "method's schema (GET /methods) before it is sent", "runs:launch_run", common,
+                     EXIT_CODES_HELP + "\n\nexample:\n  tunelab runs launch --method lora --model tunelab-tiny "
+                     "--dataset tiny-tasks --param lora_r=8 --param max_steps=20\n\na run file (YAML or JSON) "
+                     "holds the same keys: name, project, objective, method, model, dataset, queue, params")
+    launch.add_argument("--file", "-f", help="run.yaml or run.json")
+    launch.add_argument("--method", help="fine-tuning method (lora, full, …; GET /methods)")
+    launch.add_argument("--objective", help="training objective (default sft)")
+    launch.add_argument("--model", help="base model name (GET /models)")
+    launch.add_argument("--dataset", help="dataset name or id")
+    launch.add_argument("--project", help="project name or id")
+    launch.add_argument("--name", help="run name (default <method>-<model>-<n>)")
+    launch.add_argument("--queue", help="worker queue (default the server's)")
+    launch.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method param; repeat")
+
+    _parser(verbs, "watch", "follow a run live (progress bar, last losses) until it finishes; exits 0 when it "
+            "succeeds, 1 when it fails, 2 when it is canceled", "runs:watch_run", common,
+            EXIT_CODES_HELP).add_argument("run_id", type=int)
+    logs = _parser(verbs, "logs", "the run's training log (its tail)", "runs:show_logs", common, EXIT_CODES_HELP)
+    logs.add_argument("run_id", type=int)
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the run finishes")
+    logs.add_argument("--tail-bytes", type=int, default=64 * 1024, help="how much of the end to print first")
+    cancel = _parser(verbs, "cancel", "stop a run (a running one stops at its next step, resumable)",
+                     "runs:cancel_run", common, EXIT_CODES_HELP)
+    cancel.add_argument("run_id", type=int)
+    cancel.add_argument("--force", action="store_true", help="kill the training process now")
+    clone = _parser(verbs, "clone", "queue a copy of a run, params overridden by --param", "runs:clone_run", common,
+                    EXIT_CODES_HELP)
+    clone.add_argument("run_id", type=int)
+    clone.add_argument("--name")
+    clone.add_argument("--queue")
+    clone.add_argument("--param", action="append", metavar="NAME=VALUE", help="a param to change; repeat")
+
+    datasets = sub.add_parser("datasets", help="upload datasets to a server")
+    dataset_verbs = datasets.add_subparsers(dest="datasets_command", required=True)
+    upload = _parser(dataset_verbs, "upload", "upload a JSONL or CSV file (a progress bar; errors by line number)",
+                     "datasets:upload_dataset", common, EXIT_CODES_HELP)
+    upload.add_argument("file", metavar="FILE")
+    upload.add_argument("--name", help="default: the file name without extension")
+    upload.add_argument("--format", help="instruction, chat, text or preference (default: detected)")
+    upload.add_argument("--project", help="project name or id")
+
+    metrics = sub.add_parser("metrics", help="export a run's metrics")
+    metric_verbs = metrics.add_subparsers(dest="metrics_command", required=True)
+    export = _parser(metric_verbs, "export", "every logged point of a run (key, step, value, wall_time), never "
+                     "downsampled, streamed", "metrics:export_metrics", common, EXIT_CODES_HELP)
+    export.add_argument("run_id", type=int)
+    export.add_argument("--key", action="append", help="only this metric key; repeat for several")
+    export.add_argument("--csv", action="store_true", help="CSV (the default; --json alone gives a JSON array)")
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")

@@ -1,0 +1,69 @@
+"""`tunelab metrics export RUN_ID [--key K] [--csv] [-o FILE]`: every point at full resolution, streamed."""
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+from tunelab.client.http import ServerUnreachable, error_from_response
+from tunelab.commands.common import Context
+
+EXPORT_TIMEOUT = httpx.Timeout(30.0, read=300.0)
+
+
+def export_metrics(ctx: Context) -> None:
+    args = ctx.args
+    export_format = "csv" if args.csv or not args.json else "json"
+    keys = set(args.key or [])
+    with ExitStack() as stack:
+        out: IO[str] = stack.enter_context(Path(args.output).open("w", newline="")) if args.output else sys.stdout
+        lines = _stream_lines(ctx, f"/runs/{args.run_id}/metrics/export", {"format": export_format})
+        if export_format == "json":
+            # The server's one JSON array; filtered by key it is parsed, else passed through as it streams.
+            if keys:
+                rows = [row for row in json.loads("".join(lines)) if row["key"] in keys]
+                out.write(json.dumps(rows))
+            else:
+                for line in lines:
+                    out.write(line)
+            out.write("\n")
+            return
+        written = 0
+        for number, line in enumerate(lines):
+            if number == 0 or not keys or _csv_key(line) in keys:
+                out.write(line)
+                written += number > 0
+        if args.output:
+            ctx.err.print(f"{written} points of run {args.run_id} written to {args.output}")
+
+
+def _csv_key(line: str) -> str:
+    return next(csv.reader(io.StringIO(line)))[0]
+
+
+def _stream_lines(ctx: Context, path: str, params: dict[str, str]) -> Iterator[str]:
+    """The body's lines as they arrive, line endings kept (ApiClient reads whole bodies: an export may be big)."""
+    client = ctx.client
+    headers = {"Authorization": f"Bearer {client.config.token}"}
+    try:
+        with httpx.stream("GET", client.config.url + client.url_of(path), params=params, headers=headers,
+                          timeout=EXPORT_TIMEOUT) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise error_from_response(response)
+            pending = ""
+            for text in response.iter_text():
+                pending += text
+                *complete, pending = pending.split("\n")
+                for line in complete:
+                    yield line + "\n"
+            if pending:
+                yield pending
+    except httpx.TransportError as error:
+        raise ServerUnreachable(client.config.url, error) from error

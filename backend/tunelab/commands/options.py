@@ -1,0 +1,34 @@
+"""The exit codes and the options every client verb shares; argparse only, so that registering the verbs costs
+nothing."""
+
+import argparse
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILED = 1  # the watched run failed, or the server refused the request (409, 413) or failed at it (5xx)
+    USAGE = 2  # bad flags, file or params (argparse's own code too; the server's 400 and 422)
+    NOT_FOUND = 3
+    AUTH = 4  # no token, a token the server refuses (401), or not allowed (403)
+    UNREACHABLE = 5  # no answer from the server, or it answered that a part it needs is down (503)
+
+
+EXIT_CODES_HELP = """exit codes:
+  0  ok (runs watch: the run succeeded)
+  1  failure: runs watch's run failed; the server refused the request (409, 413) or failed at it (5xx)
+  2  usage error: bad flags, file or params, nothing sent (the server's 400 and 422 too); runs watch: the run was
+     canceled
+  3  not found (the run, dataset or project)
+  4  authentication: no token, a token the server refuses, or not allowed
+  5  server unreachable (or it answered 503: its database or queue is down)
+with --json, the answer is one JSON document on stdout, an error too: {"error": {"code", "message", "details"}}"""
+
+
+def client_options() -> argparse.ArgumentParser:
+    """Options every client verb takes (after the verb: `tunelab runs list --json`)."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--json", action="store_true", help="print one JSON document (machine-readable)")
+    options.add_argument("--url", help="the server (default: TUNELAB_URL, then the one `tunelab login` saved)")
+    options.add_argument("--token", help="an API token (default: TUNELAB_TOKEN, then the one `tunelab login` saved)")
+    return options
