@@ -138,3 +138,21 @@ def test_the_sdk_imports_without_torch_or_transformers():
               "assert callable(tunelab.init)\n"
               "assert 'transformers' not in sys.modules and 'tunelab.training' not in sys.modules, sorted(sys.modules)\n")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+
+
+@pytest.mark.parametrize(("ending", "status", "reason"), [
+    ("", "succeeded", None),
+    ("raise RuntimeError('the script crashed')", "failed", "RuntimeError: the script crashed"),
+])
+def test_a_script_that_never_calls_finish_ends_its_run_at_exit(api_server, api, admin_token, tmp_path, ending, status,
+                                                               reason):
+    script = ("import tunelab\n"
+              "run = tunelab.init(name='ends at exit')\n"
+              "run.log({'train/loss': 1.0})\n"
+              "print(run.id, flush=True)\n" + ending + "\n")
+    env = {**os.environ, "TUNELAB_URL": api_server, "TUNELAB_TOKEN": admin_token}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+
+    run = api.get(f"/runs/{int(done.stdout.split()[0])}").json()
+    assert (run["status"], run["status_reason"]) == (status, reason), done.stderr
+    assert _steps(api, run["id"]) == [0]
