@@ -1,7 +1,13 @@
-"""A study in Chromium: made from the form, trained by the worker, its page's overlay, cost table and Pareto charts,
-then shared and opened read-only in a browser without cookies."""
+"""A study in Chromium, the issue's journey end to end: made from the form, trained by the worker, its page's
+overlay, cost table and Pareto charts; the playground on the study page fills the base's and each method's column;
+the page fits 800 px; shared, it opens read-only in a browser without cookies; a run of it is tagged, the runs
+table filtered by the tag and exported as CSV."""
 
+import csv
+import io
 import re
+import uuid
+from pathlib import Path
 
 from tests.conftest import wait_while_progressing
 from tests.e2e.conftest import close_page, open_page, screenshot
@@ -9,10 +15,11 @@ from tests.worker.conftest import FINISHED, run_progress
 
 METHODS = ("lora", "ia3", "full")
 STEPS = 4
+PLAYGROUND_TOKENS = 6
 
 
 def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, api_server, browser, worker,
-                                                                    sample_dataset):
+                                                                    start_worker, settings, sample_dataset):
     page.goto("/studies")
     page.click('[data-testid="new-study"]')
     page.wait_for_selector('[data-testid="study-form"]')
@@ -34,6 +41,7 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
     page.click('[data-testid="launch-study"]')
     page.wait_for_url(re.compile(r"/studies/\d+$"))
     study_id = int(page.url.rsplit("/", 1)[1])
+    start_worker(settings.infer_queue)  # the playground's worker starts while the study trains
 
     detail = wait_while_progressing(
         lambda: api.get(f"/studies/{study_id}").json(), lambda d: all(r["status"] in FINISHED for r in d["runs"]),
@@ -52,6 +60,27 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
         assert int(chart.get_attribute("data-frontier")) >= 1
     screenshot(page, "study")
 
+    # The playground below the study: the base and the first seed of each method, side by side.
+    panel = page.wait_for_selector('[data-testid="study-playground"] [data-testid="playground"]')
+    assert page.locator('[data-testid="study-playground-runs"] input:checked').count() == len(METHODS)
+    panel.query_selector('[data-testid="playground-prompt"]').fill("What is 2 plus 3?")
+    panel.query_selector("#field-sampling\\.max_new_tokens").fill(str(PLAYGROUND_TOKENS))
+    panel.query_selector("#field-sampling\\.ignore_eos").check()
+    panel.query_selector('[data-testid="playground-generate"]').click()
+    slots = range(len(METHODS) + 1)
+    for slot in slots:
+        page.wait_for_selector(f'[data-testid="playground-slot-{slot}"][data-status="done"]', timeout=180_000)
+    labels = [h.inner_text() for h in page.query_selector_all('[data-testid="playground-columns"] h3')]
+    assert labels[0] == "base: tunelab-tiny"
+    assert sorted(labels[1:]) == sorted(f"run {r['id']}: {r['name']}" for r in detail["runs"])
+    for slot in slots:
+        assert page.inner_text(f'[data-testid="playground-completion-{slot}"]').strip(), f"slot {slot} is empty"
+
+    # At 800 px the whole page, charts and playground columns included, fits without a horizontal scroll.
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_function("document.documentElement.scrollWidth <= 800", timeout=10_000)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
     page.click('[data-testid="study-share"]')
     url = page.input_value('[data-testid="study-share-url"]')
     assert "/s/" in url
@@ -65,6 +94,25 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
         assert shared.locator('[data-testid="study-runs"] a').count() == 0, "no links into the app"
     finally:
         close_page(shared, "shared-study")
-    page.click('[data-testid="study-runs"] a >> nth=0')  # a run of the study links back to it
+    # A run of the study: tagged on its page, which links back to the study.
+    tag = f"study-{uuid.uuid4().hex[:8]}"
+    page.click('[data-testid="study-runs"] a >> nth=0')
+    tagged_id = int(page.url.rsplit("/", 1)[1])
+    page.click('[data-testid="edit-labels"]')
+    page.fill('[data-testid="run-tags-input"]', tag)
+    page.click('[data-testid="save-labels"]')
+    page.wait_for_selector(f'[data-testid="run-labels"] [data-testid="run-tag"]:text-is("{tag}")')
     page.click('[data-testid="run-study-link"]')
     page.wait_for_selector(f'[data-testid="study-page"][data-study-id="{study_id}"]')
+
+    # The runs table filtered by the tag holds that run alone, and exports it as CSV.
+    page.goto("/")
+    page.select_option('[data-testid="filter-kind"]', "tag")
+    page.fill('[data-testid="filter-value"]', tag)
+    page.click('[data-testid="filter-add"]')
+    page.wait_for_selector(f'[data-testid="run-row"][data-run-id="{tagged_id}"]')
+    page.wait_for_function("document.querySelectorAll('[data-testid=\"run-row\"]').length === 1")
+    with page.expect_download() as info:
+        page.click('[data-testid="export-csv"]')
+    rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text())))
+    assert [(int(r["id"]), r["tags"]) for r in rows] == [(tagged_id, tag)]
