@@ -73,4 +73,21 @@ describe("LineChart", () => {
     expect(screen.getByText("renamed")).toBeInTheDocument();
     expect(screen.queryByText("run-a")).not.toBeInTheDocument();
   });
+
+  it("draws a series at its own width, in the band of its min and max (a mean over seeds), beside a default one", async () => {
+    const plots: uPlot[] = [];
+    const mean: ChartSeries = { label: "lora · mean", color: "#1f77b4", values: [2, 1.5], min: [1.8, 1.2], max: [2.3, 1.9], width: 2.5 };
+    const seed: ChartSeries = { label: "lora · seed 1", color: "#1f77b4", values: [1.8, 1.2], width: 1 };
+    render(<LineChart chartKey="eval/loss" x={[1, 2]} series={[seed, mean, { ...train, values: [2.5, 1.9] }]} onDraw={(plot) => plots.push(plot)} />);
+    await waitFor(() => expect(plots.length).toBeGreaterThan(0));
+    const plot = plots[0];
+    expect(plot.series.slice(1, 4).map((s) => s.width)).toEqual([1, 2.5, 1.5]);
+    // Two hidden series after the drawn ones hold the mean's max and min; the band fills between them.
+    expect(plot.series).toHaveLength(6);
+    // uPlot keeps the options it was built with (its typings leave them out of the instance).
+    expect((plot as unknown as { bands: uPlot.Band[] }).bands).toEqual([expect.objectContaining({ series: [4, 5] })]);
+    expect(plot.data[4]).toEqual([2.3, 1.9]);
+    expect(plot.data[5]).toEqual([1.8, 1.2]);
+    expect(screen.getByTestId("chart-eval/loss")).toHaveAttribute("data-series", "3");
+  });
 });
