@@ -34,7 +34,7 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_auth import admin_token  # noqa: E402
-from bench_metrics import REPO_ROOT, Database, free_port, start_server  # noqa: E402
+from bench_tunelab import REPO_ROOT, Database, free_port, start_server  # noqa: E402
 
 TARGET_P99_MS = 250.0
 KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import httpx
 from bench_auth import admin_token, bearer
-from bench_metrics import REPO_ROOT, free_port, start_server
+from bench_tunelab import REPO_ROOT, free_port, start_server
 
 sys.path.insert(0, str(REPO_ROOT / "backend"))
 
