@@ -4,12 +4,15 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
 from tunelab.commands import lookup
 from tunelab.commands.common import Context, usage_error
 
 CHUNK_BYTES = 256 * 1024
+# The server validates (and tokenizes) the whole file before it answers: a big one takes a while.
+UPLOAD_TIMEOUT = httpx.Timeout(30.0, read=600.0)
 
 
 def upload_dataset(ctx: Context) -> None:
@@ -39,7 +42,7 @@ def upload_dataset(ctx: Context) -> None:
 
         dataset = client.post("/datasets", content=body(), headers={
             "Content-Type": f"multipart/form-data; boundary={boundary}",
-            "Content-Length": str(len(head) + size + len(tail))})
+            "Content-Length": str(len(head) + size + len(tail))}, timeout=UPLOAD_TIMEOUT)
     ctx.emit(dataset, lambda: ctx.out.print(
         f"dataset {dataset['id']} {dataset['name']!r}: {dataset['format']}, {dataset.get('row_count', '?')} rows"))
 
