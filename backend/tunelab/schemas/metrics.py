@@ -2,14 +2,16 @@
 
 from typing import Annotated, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from typing_extensions import TypedDict
 
 from tunelab.schemas.common import MAX_BIGINT, ResourceId
 from tunelab.services.downsample import MAX_POINTS_LIMIT, SeriesData
 
 MAX_POINTS_PER_BATCH = 10_000
-MAX_RUNS_PER_QUERY = 20
+MAX_RUNS_PER_QUERY = 100
+# Most points one POST /metrics/query may ask for (runs × max_points): 20 runs at full history, 100 runs at 20,000.
+MAX_POINTS_PER_QUERY = 2_000_000
 DEFAULT_MAX_POINTS = 1000
 
 MetricKey = Annotated[str, Field(min_length=1, max_length=200, description="Metric name, e.g. train/loss")]
@@ -52,6 +54,8 @@ class MetricSeriesPublic(BaseModel):
     wall_time: list[float]
     min: list[float] | None
     max: list[float] | None
+    next_after_step: int | None = Field(
+        None, description="Paged reads (after_step given): pass this as after_step for the next page; null at the end")
 
     @classmethod
     def from_series(cls, key: str, series: SeriesData) -> "MetricSeriesPublic":
@@ -64,6 +68,7 @@ class MetricSeriesPublic(BaseModel):
             wall_time=series.wall_time,
             min=series.min,
             max=series.max,
+            next_after_step=series.next_after_step,
         )
 
 
@@ -76,6 +81,15 @@ class MetricsQuery(BaseModel):
     run_ids: list[ResourceId] = Field(min_length=1, max_length=MAX_RUNS_PER_QUERY)
     keys: list[MetricKey] | None = Field(None, description="Keys to read; every key of each run when null")
     max_points: MaxPoints = DEFAULT_MAX_POINTS
+
+    @field_validator("max_points")
+    @classmethod
+    def _bounded_response(cls, max_points: int, info: ValidationInfo) -> int:
+        runs = len(info.data.get("run_ids") or ())
+        if runs * max_points > MAX_POINTS_PER_QUERY:
+            raise ValueError(f"at most {MAX_POINTS_PER_QUERY // runs:,} points per series for {runs} runs "
+                             f"({MAX_POINTS_PER_QUERY:,} in all); read longer series run by run")
+        return max_points
 
 
 class MetricsQueryPublic(BaseModel):

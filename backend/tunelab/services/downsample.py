@@ -32,6 +32,8 @@ class SeriesData:
     min: list[float] | None
     max: list[float] | None
     count: int
+    # A page of a full-resolution read (services.metrics.read_page): the step to continue after; None at the end.
+    next_after_step: int | None = None
 
     @property
     def downsampled(self) -> bool:

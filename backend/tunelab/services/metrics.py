@@ -325,6 +325,47 @@ def read_series(session: Session, run_id: int, keys: list[str] | None, max_point
     return read_many(session, [run_id], keys, max_points)[run_id]
 
 
+def read_page(
+    session: Session, run_id: int, keys: list[str] | None, after_step: int, limit: int
+) -> dict[str, SeriesData]:
+    """Full resolution past any length: each series' points with step > `after_step`, `limit` at most, and where
+    to continue (`next_after_step`, None at the end). Each page is one primary-key range read per key."""
+    _require_runs(session, [run_id])
+    condition = [summary_table.c.run_id == run_id]
+    if keys is not None:
+        condition.append(summary_table.c.key.in_(keys))
+    counts = session.execute(
+        select(summary_table.c.key, summary_table.c.count).where(*condition).order_by(summary_table.c.key)).all()
+    pages = {}
+    for key, count in counts:
+        rows = session.execute(
+            select(metric_table.c.step, metric_table.c.value, metric_table.c.wall_time)
+            .where(metric_table.c.run_id == run_id, metric_table.c.key == key, metric_table.c.step > after_step)
+            .order_by(metric_table.c.step)
+            .limit(limit + 1)
+        ).all()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        steps, values, wall_times = ([list(column) for column in zip(*rows, strict=True)] if rows else ([], [], []))
+        pages[key] = SeriesData(steps, values, wall_times, None, None, count,
+                                next_after_step=steps[-1] if more else None)
+    return pages
+
+
+def points_page(session: Session, run_id: int, after: tuple[str, int] | None, limit: int) -> list[MetricPoint]:
+    """Every key's points in (key, step) order, `limit` at most, after the (key, step) `after`: the export's
+    keyset pages, so a history of any length streams in bounded memory."""
+    statement = (
+        select(metric_table.c.key, metric_table.c.step, metric_table.c.value, metric_table.c.wall_time)
+        .where(metric_table.c.run_id == run_id)
+        .order_by(metric_table.c.key, metric_table.c.step)
+        .limit(limit)
+    )
+    if after is not None:
+        statement = statement.where(tuple_(metric_table.c.key, metric_table.c.step) > tuple_(*after))
+    return [tuple(row) for row in session.execute(statement)]  # type: ignore[misc]
+
+
 def read_many(
     session: Session, run_ids: Sequence[int], keys: list[str] | None, max_points: int
 ) -> dict[int, dict[str, SeriesData]]:

@@ -9,11 +9,11 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import select
 
-from tunelab.db.models import Metric, Run
+from tunelab.db.models import Run
 from tunelab.db.session import session_scope
-from tunelab.services import runs
+from tunelab.services import metrics, runs
 
 ExportFormat = Literal["csv", "json"]
 
@@ -129,11 +129,7 @@ def _metric_rows(run_id: int) -> Iterator[tuple[Any, ...]]:
     after: tuple[str, int] | None = None
     while True:
         with session_scope() as session:
-            stmt = (select(Metric.key, Metric.step, Metric.value, Metric.wall_time).where(Metric.run_id == run_id)
-                    .order_by(Metric.key, Metric.step).limit(METRICS_PAGE))
-            if after is not None:
-                stmt = stmt.where(tuple_(Metric.key, Metric.step) > tuple_(*after))
-            page = session.execute(stmt).all()
+            page = metrics.points_page(session, run_id, after, METRICS_PAGE)
         yield from page
         if len(page) < METRICS_PAGE:
             return

@@ -1888,6 +1888,11 @@ export interface components {
             max: number[] | null;
             /** Min */
             min: number[] | null;
+            /**
+             * Next After Step
+             * @description Paged reads (after_step given): pass this as after_step for the next page; null at the end
+             */
+            next_after_step?: number | null;
             /** Step */
             step: number[];
             /** Value */
@@ -6001,6 +6006,8 @@ export interface operations {
                 keys?: string | null;
                 /** @description Most points returned per series; longer series are bucketed */
                 max_points?: number;
+                /** @description Read at full resolution, never bucketed: max_points points at most per series with a step above this one (-1 for the start), and next_after_step to continue; for series of any length */
+                after_step?: number | null;
             };
             header?: never;
             path: {

@@ -11,6 +11,7 @@ from tunelab.api.deps import SessionDep
 from tunelab.api.policies import ReaderDep, RunMetricsLogger, RunReader
 from tunelab.api.routes.runs import ExportFormatQuery, download
 from tunelab.core.errors import responses
+from tunelab.schemas.common import MAX_BIGINT
 from tunelab.schemas.metrics import (
     DEFAULT_MAX_POINTS,
     MaxPoints,
@@ -40,8 +41,15 @@ def read_run_metrics(
     session: SessionDep,
     keys: Annotated[str | None, Query(description="Comma-separated keys; every key of the run when omitted")] = None,
     max_points: Annotated[MaxPoints, Query()] = DEFAULT_MAX_POINTS,
+    after_step: Annotated[int | None, Query(
+        ge=-1, le=MAX_BIGINT,
+        description="Read at full resolution, never bucketed: max_points points at most per series with a step "
+                    "above this one (-1 for the start), and next_after_step to continue; for series of any length"
+    )] = None,
 ) -> RunMetricsPublic:
     key_list = [key for key in keys.split(",") if key] if keys is not None else None
+    if after_step is not None:
+        return _run_metrics(run.id, metrics_service.read_page(session, run.id, key_list, after_step, max_points))
     return _run_metrics(run.id, metrics_service.read_series(session, run.id, key_list, max_points))
 
 
