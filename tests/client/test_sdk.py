@@ -156,3 +156,18 @@ def test_a_script_that_never_calls_finish_ends_its_run_at_exit(api_server, api, 
     run = api.get(f"/runs/{int(done.stdout.split()[0])}").json()
     assert (run["status"], run["status_reason"]) == (status, reason), done.stderr
     assert _steps(api, run["id"]) == [0]
+
+
+def test_points_the_server_refuses_for_good_are_not_retried_and_finish_does_not_hang(api_server, api, admin_token,
+                                                                                     caplog):
+    run = tunelab.init(name="deleted meanwhile", url=api_server, token=admin_token, flush_interval_s=0.1)
+    assert api.post(f"/runs/{run.id}/cancel").status_code == 200
+    assert api.delete(f"/runs/{run.id}").status_code == 204
+
+    run.log({"train/loss": 1.0}, step=0)
+    wait_for(lambda: run._sender.rejected == 1, 30, message="the refused point to be counted")
+    started = time.monotonic()
+    run.finish()
+
+    assert time.monotonic() - started < 10
+    assert not run.spool_path.exists() and "RUN_NOT_FOUND" in caplog.text
