@@ -10,7 +10,7 @@ import sys
 import time
 
 from tunelab.commands import add_client_commands
-from tunelab.commands.options import EXIT_CODES_HELP
+from tunelab.commands.options import EXIT_CODES_HELP, ArgumentParser
 from tunelab.core.processes import die_with_parent
 from tunelab.core.settings import get_settings
 
@@ -190,8 +190,8 @@ def cmd_up(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="tunelab", description="Launch, watch and compare LLM fine-tuning runs.",
-                                     epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="tunelab", description="Launch, watch and compare LLM fine-tuning runs.",
+                            epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start everything on this machine (embedded SQLite + Redis unless configured)")
     api = sub.add_parser("api", help="serve the HTTP API")

@@ -77,4 +77,6 @@ def test_launch_with_a_bad_param_names_it_and_creates_no_run(cli, api, tmp_path)
     run_file.write_text('{"method": "lora", "modle": "x"}')
     typo = cli("runs", "launch", "-f", str(run_file))
     assert typo.code == 2 and "run.json: modle: unknown key" in typo.stderr
+    not_an_id = cli("runs", "watch", "twelve", "--json")
+    assert not_an_id.code == 2 and "run_id" in not_an_id.json()["error"]["message"]
     assert api.get("/runs", params={"limit": 1}).json()["count"] == before, "nothing was posted"

@@ -2,7 +2,10 @@
 nothing."""
 
 import argparse
+import json
+import sys
 from enum import IntEnum
+from typing import NoReturn
 
 
 class ExitCode(IntEnum):
@@ -32,3 +35,14 @@ def client_options() -> argparse.ArgumentParser:
     options.add_argument("--url", help="the server (default: TUNELAB_URL, then the one `tunelab login` saved)")
     options.add_argument("--token", help="an API token (default: TUNELAB_TOKEN, then the one `tunelab login` saved)")
     return options
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's, except that with --json on the command line a usage error is one JSON document on stdout too, so
+    that a script reads every failure the same way."""
+
+    def error(self, message: str) -> NoReturn:
+        if "--json" in sys.argv[1:]:
+            print(json.dumps({"error": {"code": "VALIDATION_ERROR", "message": message, "details": None}}))
+            sys.exit(ExitCode.USAGE)
+        super().error(message)
