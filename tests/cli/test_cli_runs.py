@@ -55,6 +55,12 @@ def test_a_canceled_run_watches_to_exit_2_and_a_clone_is_queued(cli, api, worker
     assert watched.code == 2 and watched.json()["status"] == "canceled"
     again = cli("runs", "cancel", str(run["id"]), "--json")
     assert again.code == 1 and again.json()["error"]["code"]
+    tag = f"cli-{uuid.uuid4().hex[:6]}"
+    assert api.patch(f"/runs/{run['id']}", json={"tags": [tag]}).status_code == 200
+    tagged = cli("runs", "list", "--project", "default", "--tag", tag, "--status", "canceled", "--json")
+    assert tagged.code == 0 and [r["id"] for r in tagged.json()["data"]] == [run["id"]]
+    no_project = cli("runs", "list", "--project", "no-such-project", "--json")
+    assert no_project.code == 3 and no_project.json()["error"]["code"] == "PROJECT_NOT_FOUND"
     missing = cli("runs", "show", "987654321", "--json")
     assert missing.code == 3 and missing.json()["error"]["code"] == "RUN_NOT_FOUND"
 
