@@ -28,10 +28,19 @@ def test_revoked_tokens_and_dropped_members_are_refused_at_once_by_another_api_p
     on_b = httpx.Client(base_url=f"{process_b.base_url}{API}", timeout=30)
     try:
         doomed_headers = {"Authorization": f"Bearer {doomed['token']}"}
+        run = admin.post("/runs", json={"method": "lora", "model": "tunelab-tiny", "external": True,
+                                        "name": "logged from a script"}).raise_for_status().json()
+
+        def log_a_point():  # the metrics hot path, where the remembered caller and run cost no SQL read
+            return on_b.post(f"/runs/{run['id']}/metrics", headers=doomed_headers,
+                             json={"points": [{"key": "train/loss", "step": 0, "value": 1.0}]})
+
         for _ in range(3):  # B reads the token once, then remembers it
             assert on_b.get("/runs", headers=doomed_headers).status_code == 200
+            assert log_a_point().status_code == 200
         admin.delete(f"/auth/tokens/{doomed['id']}").raise_for_status()
-        _refused_soon(lambda: on_b.get("/runs", headers=doomed_headers), 401)
+        _refused_soon(log_a_point, 401)
+        assert on_b.get("/runs", headers=doomed_headers).status_code == 401
 
         project = admin.post("/projects", json={"name": "rights"}).raise_for_status().json()
         email = "viewer@tunelab.test"

@@ -73,6 +73,11 @@ def generation() -> int:
     return _generation
 
 
+def is_hearing() -> bool:
+    """Whether this process remembers credentials at all (some LiveHub of it hears the invalidation channel)."""
+    return _hearing > 0
+
+
 def forget_all() -> None:
     global _generation
     with _lock:

@@ -1,0 +1,77 @@
+"""The metrics ingest hot path: a caller and run seen a moment ago cost no SELECT (the regression guard for the
+token, user, run and roles reads each batch once paid), and a revoked token or a lowered role is obeyed at once
+though the caller is remembered."""
+
+from sqlalchemy import event
+
+from tests.api.teams_helpers import API, create_team, error_of, launch_external, log_points, stateless_client
+from tests.conftest import wait_for
+from tunelab.db.session import get_engine
+from tunelab.services import principal_cache
+
+KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")
+# SQLAlchemy-level statements of one batch of a remembered caller: the flush number (UPDATE run), the summaries
+# and rollups upserts, and on PostgreSQL SET LOCAL and the INSERT (SQLite's INSERT goes to the driver directly).
+MOST_STATEMENTS_PER_BATCH = 5
+
+
+def _batch(first_step: int) -> dict:
+    return {"points": [{"key": key, "step": step, "value": 1.0 / (step + 1)}
+                       for step in range(first_step, first_step + 100) for key in KEYS]}
+
+
+def _wait_until_credentials_are_remembered() -> None:
+    wait_for(principal_cache.is_hearing, 30, 0.05, "the API hearing the invalidation channel (Redis)")
+
+
+def test_a_batch_of_a_remembered_caller_reads_nothing_and_takes_a_few_statements(app, client, redis_url):
+    _wait_until_credentials_are_remembered()
+    http = stateless_client(app)
+    team = create_team(app, client, http, "hot-path")
+    run_id = launch_external(http, team.editor, team.project_id)["id"]
+    for first_step in (0, 100):  # the first batch reads the token, its user, roles and the run; then remembered
+        http.post(f"{API}/runs/{run_id}/metrics", json=_batch(first_step), headers=team.editor.headers
+                  ).raise_for_status()
+
+    statements: list[str] = []
+
+    def note(_conn, _cursor, statement, _parameters, _context, _executemany) -> None:
+        statements.append(statement)
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        response = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(200), headers=team.editor.headers)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+
+    assert response.status_code == 200 and response.json()["accepted"] == 300
+    reads = [statement for statement in statements if statement.lstrip().upper().startswith("SELECT")]
+    assert reads == [], reads
+    assert len(statements) <= MOST_STATEMENTS_PER_BATCH, statements
+    summary = {series["key"]: series["count"] for series in
+               http.get(f"{API}/runs/{run_id}/metrics", headers=team.editor.headers).json()["series"]}
+    assert summary == dict.fromkeys(KEYS, 300)
+
+
+def test_a_lowered_role_and_a_revoked_token_stop_ingest_at_once_though_the_caller_is_remembered(app, client,
+                                                                                                redis_url):
+    _wait_until_credentials_are_remembered()
+    http = stateless_client(app)
+    team = create_team(app, client, http, "hot-revoke")
+    run_id = launch_external(http, team.owner, team.project_id)["id"]
+    for _ in range(3):
+        log_points(http, team.editor, run_id)
+    member_url = f"{API}/projects/{team.project_id}/members/{team.editor.user_id}"
+
+    http.patch(member_url, json={"role": "viewer"}, headers=team.owner.headers).raise_for_status()
+    as_viewer = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(0), headers=team.editor.headers)
+    http.patch(member_url, json={"role": "editor"}, headers=team.owner.headers).raise_for_status()
+    for _ in range(3):
+        log_points(http, team.editor, run_id)
+    [token] = http.get(f"{API}/auth/tokens", headers=team.editor.headers).json()["data"]
+    http.delete(f"{API}/auth/tokens/{token['id']}", headers=team.editor.headers).raise_for_status()
+    revoked = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(0), headers=team.editor.headers)
+
+    error_of(as_viewer, 403, "FORBIDDEN")
+    error_of(revoked, 401)
