@@ -109,7 +109,8 @@ def watch_run(ctx: Context) -> int:
 
         def show() -> None:
             shown = "  ".join(f"{key} {_loss(value)}" for key, (_, value) in sorted(losses.items()))
-            bar.update(task, description=f"run {run_id} {run['status']}", completed=run["progress"]["current_step"],
+            place = f" #{run['queue_position']}" if run["status"] == "queued" and run.get("queue_position") else ""
+            bar.update(task, description=f"run {run_id} {run['status']}{place}", completed=run["progress"]["current_step"],
                        total=run["progress"].get("total_steps"), losses=shown)
 
         show()
