@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-TUNELAB = str(Path(sys.executable).with_name("tunelab"))
+# The installed console script, as a user runs it (the module itself where the environment has no scripts).
+_SCRIPT = Path(sys.executable).with_name("tunelab")
+TUNELAB = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tunelab.cli"]
 
 
 @dataclass
@@ -32,7 +34,7 @@ def cli(cli_env):
     """Run the real `tunelab` command; its exit code and output."""
 
     def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
-        done = subprocess.run([TUNELAB, *args], capture_output=True, text=True, input=input, env=env or cli_env,
+        done = subprocess.run([*TUNELAB, *args], capture_output=True, text=True, input=input, env=env or cli_env,
                               timeout=timeout)
         return CliResult(done.returncode, done.stdout, done.stderr)
 
