@@ -18,6 +18,9 @@ def test_login_checks_the_token_and_saves_it_0600(cli, cli_env, api_server, admi
     no_token = cli("runs", "list", env=shell)
     assert no_token.code == 4 and "tunelab login" in no_token.stderr
 
+    config.write_text("{not json")
+    broken = cli("runs", "list", env=shell)
+    assert broken.code == 2 and "tunelab-config.json is not a Tunelab config file" in broken.stderr
     logged_in = cli("login", "--url", api_server, "--json", input=admin_token + "\n", env=shell)
     assert logged_in.code == 0, logged_in.stdout + logged_in.stderr
     assert logged_in.json()["user"]["email"] == "admin@tunelab.test"

@@ -58,7 +58,10 @@ class Context:
     @property
     def client(self) -> ApiClient:
         if self._client is None:
-            config = load_client_config(getattr(self.args, "url", None), getattr(self.args, "token", None))
+            try:
+                config = load_client_config(getattr(self.args, "url", None), getattr(self.args, "token", None))
+            except ValueError as error:  # the config file is not one; the message says which and what to do
+                raise CommandError(ExitCode.USAGE, "VALIDATION_ERROR", str(error)) from None
             if not config.token:
                 raise CommandError(ExitCode.AUTH, "AUTH_REQUIRED", f"no token for {config.url}: run `tunelab login`, "
                                    "or set TUNELAB_TOKEN")
@@ -82,8 +85,6 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         code = _report(context, error.code, error.message, error.details, exit_code_for(error))
     except CommandError as error:
         code = _report(context, error.code, error.message, error.details, error.exit_code)
-    except ValueError as error:  # a config file that is not one (client.config says which)
-        code = _report(context, "VALIDATION_ERROR", str(error), None, ExitCode.USAGE)
     except KeyboardInterrupt:
         code = 130
     finally:

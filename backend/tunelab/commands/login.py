@@ -1,9 +1,10 @@
 """`tunelab login [--url U] [--token T]`: check a token against the server and save both for later commands."""
 
 import getpass
+import os
 import sys
 
-from tunelab.client.config import load_client_config, save_login
+from tunelab.client.config import DEFAULT_URL, ClientConfig, load_client_config, save_login
 from tunelab.client.http import ApiClient
 from tunelab.commands.common import CommandError, Context, ExitCode
 
@@ -11,18 +12,21 @@ from tunelab.commands.common import CommandError, Context, ExitCode
 def _ask_token(url: str) -> str:
     """Not echoed at a terminal; the first line of stdin for scripts."""
     if sys.stdin.isatty():
-        return getpass.getpass(f"API token for {url} (create one under Account → API tokens): ")
+        return getpass.getpass(f"API token for {url} (the user menu → API tokens): ")
     return sys.stdin.readline().strip()
 
 
 def login(ctx: Context) -> None:
     args = ctx.args
-    url = load_client_config(args.url).url
+    try:
+        url = load_client_config(args.url).url
+    except ValueError:  # a broken config file: logging in again is how it is mended
+        url = (args.url or os.environ.get("TUNELAB_URL") or DEFAULT_URL).rstrip("/")
     token = (args.token or _ask_token(url)).strip()
     if not token:
         raise CommandError(ExitCode.USAGE, "VALIDATION_ERROR", "--token: required (none given or typed)",
                            {"field": "token"})
-    with ApiClient(load_client_config(url, token)) as client:
+    with ApiClient(ClientConfig(url=url, token=token)) as client:
         me = client.get("/auth/me")
     path = save_login(url, token)
     user = me["user"]
