@@ -101,7 +101,9 @@ def create_app() -> FastAPI:
     app.add_middleware(InvalidCharactersMiddleware)
     app.add_middleware(RequestIdMiddleware)
 
-    routers = [m.router for m in (auth, users, projects, runs, exports, metrics, datasets, shares, studies, models,
+    # Routes are matched in this order, one by one: metrics first, so the hot path of external logging (a batch a
+    # second per run) is found among the first few routes instead of after every other router's.
+    routers = [m.router for m in (metrics, auth, users, projects, runs, exports, datasets, shares, studies, models,
                                   methods, estimates, playground, health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
