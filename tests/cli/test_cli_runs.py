@@ -44,7 +44,9 @@ def test_launch_and_watch_exit_with_the_runs_outcome(cli, api, worker, tmp_path)
 def test_a_canceled_run_watches_to_exit_2_and_a_clone_is_queued(cli, api, worker):
     queue = f"never-{uuid.uuid4().hex[:8]}"  # no worker consumes it: the run stays queued until canceled
     run = cli("runs", "launch", "--method", "lora", "--model", TINY_MODEL, "--dataset", "tiny-tasks", "--queue",
-              queue, *QUICK, "--json").json()
+              queue, *QUICK, "--name", "[b]not markup[/b]", "--json").json()
+    shown = cli("runs", "show", str(run["id"]))
+    assert shown.code == 0 and "[b]not markup[/b]" in shown.stdout, shown.stdout
     clone = cli("runs", "clone", str(run["id"]), "--param", "r=2", "--json")
     assert clone.code == 0, clone.stdout
     assert clone.json()["config"]["params"]["r"] == 2 and clone.json()["status"] == "queued"

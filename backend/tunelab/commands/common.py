@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from rich.console import Console
+from rich.markup import escape
 
 from tunelab.client.config import load_client_config
 from tunelab.client.http import ApiClient, TunelabError
@@ -97,7 +98,7 @@ def _report(context: Context, code: str, message: str, details: Any, exit_code: 
     if context.json:
         print(json.dumps({"error": {"code": code, "message": message, "details": details}}, indent=2, default=str))
     else:
-        context.err.print(f"[red]error[/red] {code}: {message}", highlight=False, markup=True)
+        context.err.print(f"[red]error[/red] {code}: {escape(message)}", highlight=False)
         for line in describe_details(details):
             context.err.print(f"  {line}", highlight=False, markup=False)
     return exit_code

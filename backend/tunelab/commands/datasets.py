@@ -44,7 +44,7 @@ def upload_dataset(ctx: Context) -> None:
             "Content-Type": f"multipart/form-data; boundary={boundary}",
             "Content-Length": str(len(head) + size + len(tail))}, timeout=UPLOAD_TIMEOUT)
     ctx.emit(dataset, lambda: ctx.out.print(
-        f"dataset {dataset['id']} {dataset['name']!r}: {dataset['format']}, {dataset.get('row_count', '?')} rows"))
+        f"dataset {dataset['id']} {dataset['name']!r}: {dataset['format']}, {dataset.get('row_count', '?')} rows", markup=False))
 
 
 def _quoted(name: str) -> str:

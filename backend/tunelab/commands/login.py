@@ -31,4 +31,4 @@ def login(ctx: Context) -> None:
     path = save_login(url, token)
     user = me["user"]
     ctx.emit({"url": url, "user": user, "config_path": str(path)},
-             lambda: ctx.out.print(f"logged in to {url} as {user['email']}; saved to {path}"))
+             lambda: ctx.out.print(f"logged in to {url} as {user['email']}; saved to {path}", markup=False))

@@ -40,7 +40,7 @@ def export_metrics(ctx: Context) -> None:
                 out.write(line)
                 written += number > 0
         if args.output:
-            ctx.err.print(f"{written} points of run {args.run_id} written to {args.output}")
+            ctx.err.print(f"{written} points of run {args.run_id} written to {args.output}", markup=False)
 
 
 def _csv_key(line: str) -> str:

@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -50,7 +51,7 @@ def list_runs(ctx: Context) -> None:
         for column in ("id", "name", "status", "method", "model", "steps", "train loss", "best eval loss", "queued"):
             table.add_column(column, justify="right" if column in ("id", "steps") or "loss" in column else "left")
         for run in page["data"]:
-            table.add_row(str(run["id"]), run["name"], _status(run["status"]), run["method"], run["model"],
+            table.add_row(str(run["id"]), escape(run["name"]), _status(run["status"]), run["method"], escape(run["model"]),
                           _progress(run), _loss(run.get("latest_train_loss")), _loss(run.get("best_eval_loss")),
                           run["queued_at"][:19].replace("T", " "))
         ctx.out.print(table)
@@ -64,17 +65,17 @@ def show_run(ctx: Context) -> None:
 
 
 def _print_run(ctx: Context, run: dict[str, Any]) -> None:
-    table = Table(show_header=False, title=f"run {run['id']}: {run['name']}", title_justify="left")
+    table = Table(show_header=False, title=f"run {run['id']}: {escape(run['name'])}", title_justify="left")
     table.add_column(style="bold")
     table.add_column()
-    reason = f" ({run['status_reason']})" if run.get("status_reason") else ""
+    reason = f" ({escape(run['status_reason'])})" if run.get("status_reason") else ""
     rows = [("status", _status(run["status"]) + reason), ("method", f"{run['method']} / {run['objective']}"),
-            ("model", run["model"]), ("dataset", str(run.get("dataset_id"))), ("queue", run["queue"]),
+            ("model", escape(run["model"])), ("dataset", str(run.get("dataset_id"))), ("queue", run["queue"]),
             ("steps", _progress(run)), ("train loss", _loss(run.get("latest_train_loss"))),
-            ("best eval loss", _loss(run.get("best_eval_loss"))), ("tags", ", ".join(run.get("tags", []))),
+            ("best eval loss", _loss(run.get("best_eval_loss"))), ("tags", escape(", ".join(run.get("tags", [])))),
             ("queued", run["queued_at"]), ("finished", run.get("finished_at") or "")]
     params = run.get("config", {}).get("params", {})
-    rows += [(f"  {name}", str(value)) for name, value in sorted(params.items())]
+    rows += [(f"  {name}", escape(str(value))) for name, value in sorted(params.items())]
     for name, value in rows:
         table.add_row(name, value)
     ctx.out.print(table)
@@ -93,7 +94,7 @@ def launch_run(ctx: Context) -> None:
             **{key: checked[key] for key in ("name", "queue") if checked.get(key) is not None},
             **({"project_id": project} if project is not None else {})}
     run = client.post("/runs", json=body)
-    ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({run['name']}) {_status(run['status'])} on queue "
+    ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({escape(run['name'])}) {_status(run['status'])} on queue "
                                         f"{run['queue']}: `tunelab runs watch {run['id']}`"))
 
 
@@ -145,7 +146,7 @@ def watch_run(ctx: Context) -> int:
     if ctx.json:
         ctx.emit(run, lambda: None)
     else:
-        reason = f": {run['status_reason']}" if run.get("status_reason") else ""
+        reason = f": {escape(run['status_reason'])}" if run.get("status_reason") else ""
         ctx.out.print(f"run {run_id} {_status(run['status'])}{reason}")
     return WATCH_EXIT.get(run["status"], ExitCode.FAILED)
 
@@ -188,5 +189,5 @@ def clone_run(ctx: Context) -> None:
     params = launch_spec.check(spec, client.get("/methods"))["params"]
     body = {"params": params, **{key: value for key, value in (("name", args.name), ("queue", args.queue)) if value}}
     run = client.post(f"/runs/{args.run_id}/clone", json=body)
-    ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({run['name']}) cloned from {args.run_id}, "
+    ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({escape(run['name'])}) cloned from {args.run_id}, "
                                         f"{_status(run['status'])}"))
