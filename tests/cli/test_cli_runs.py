@@ -26,6 +26,8 @@ def test_launch_and_watch_exit_with_the_runs_outcome(cli, api, worker, tmp_path)
     watched = cli("runs", "watch", str(good["id"]), "--json")
     assert watched.code == 0, watched.stdout + watched.stderr
     assert watched.json()["status"] == "succeeded"
+    finished = cli("runs", "watch", str(good["id"]))
+    assert finished.code == 0 and "succeeded" in finished.stdout and "train/loss" in finished.stdout, finished.stdout
     watched_bad = cli("runs", "watch", str(bad["id"]))
     assert watched_bad.code == 1, watched_bad.stdout + watched_bad.stderr
     assert "failed" in watched_bad.stdout and "needs a CUDA GPU" in watched_bad.stdout

@@ -102,14 +102,17 @@ def watch_run(ctx: Context) -> int:
     """Follow the run's events to its end; exit 0 succeeded, 1 failed, 2 canceled."""
     client, run_id = ctx.client, ctx.args.run_id
     run = client.get(f"/runs/{run_id}")
-    losses: dict[str, tuple[int, float | None]] = {}
+    # The last loss of each key, by step: the run's summary until the stream brings newer points.
+    losses: dict[str, tuple[int, float | None]] = {
+        key: (-1, run.get(field)) for key, field in (("train/loss", "latest_train_loss"), ("eval/loss", "final_eval_loss"))
+        if run.get(field) is not None}
     last_id: str | int = run["metric_seq"]
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   TextColumn("{task.fields[losses]}"), console=ctx.err, disable=ctx.json) as bar:
         task = bar.add_task(f"run {run_id}", total=run["progress"].get("total_steps"), losses="")
 
         def show() -> None:
-            shown = "  ".join(f"{key} {_loss(value)}" for key, (_, value) in sorted(losses.items()))
+            shown = _losses(losses)
             place = f" #{run['queue_position']}" if run["status"] == "queued" and run.get("queue_position") else ""
             bar.update(task, description=f"run {run_id} {run['status']}{place}", completed=run["progress"]["current_step"],
                        total=run["progress"].get("total_steps"), losses=shown)
@@ -147,8 +150,13 @@ def watch_run(ctx: Context) -> int:
         ctx.emit(run, lambda: None)
     else:
         reason = f": {escape(run['status_reason'])}" if run.get("status_reason") else ""
-        ctx.out.print(f"run {run_id} {_status(run['status'])}{reason}")
+        shown = f"  ({_losses(losses)})" if losses else ""
+        ctx.out.print(f"run {run_id} {_status(run['status'])}{reason}{shown}")
     return WATCH_EXIT.get(run["status"], ExitCode.FAILED)
+
+
+def _losses(losses: dict[str, tuple[int, float | None]]) -> str:
+    return "  ".join(f"{key} {_loss(value)}" for key, (_, value) in sorted(losses.items()))
 
 
 def show_logs(ctx: Context) -> None:
