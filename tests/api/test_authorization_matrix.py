@@ -290,6 +290,14 @@ TABLE: dict[tuple[str, str], Row] = {
         lambda w, who: Call("/runs", json={"method": "lora", "model": "tunelab-tiny", "external": True,
                                            "project_id": w.project_id})),
     ("GET", "/api/v1/runs/{run_id}"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}")),
+    ("PATCH", "/api/v1/runs/{run_id}"): Row(
+        "signed_in_or_share run:editor", RUN_EDIT,
+        lambda w, who: Call(f"/runs/{w.run_a}", headers=w.share_for(who, w.run_a), json={"tags": ["matrix"]})),
+    ("GET", "/api/v1/runs/export"): Row("signed_in_or_share", READER, _static("/runs/export")),
+    ("POST", "/api/v1/runs/bulk"): Row(
+        "signed_in_or_share", RUN_EDIT,
+        lambda w, who: Call("/runs/bulk", headers=w.share_for(who, (run_id := w.new_run(True))),
+                            json={"run_ids": [run_id], "action": "tag", "tags": ["matrix"]})),
     ("DELETE", "/api/v1/runs/{run_id}"): Row("signed_in_or_share run:editor", RUN_EDIT, _new_run_call("", True)),
     ("POST", "/api/v1/runs/{run_id}/cancel"): Row(
         "signed_in_or_share run:editor", RUN_EDIT, _new_run_call("/cancel", False)),
@@ -306,14 +314,6 @@ TABLE: dict[tuple[str, str], Row] = {
                             json={"name": unique("clone")})),
     ("GET", "/api/v1/runs/{run_id}/events"): Row(
         "signed_in_or_share run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/events")),
-    ("PATCH", "/api/v1/runs/{run_id}"): Row(
-        "signed_in_or_share run:editor", RUN_EDIT,
-        lambda w, who: Call(f"/runs/{w.run_a}", headers=w.share_for(who, w.run_a), json={"tags": ["matrix"]})),
-    ("GET", "/api/v1/runs/export"): Row("signed_in_or_share", READER, _static("/runs/export")),
-    ("POST", "/api/v1/runs/bulk"): Row(
-        "signed_in_or_share", RUN_EDIT,
-        lambda w, who: Call("/runs/bulk", headers=w.share_for(who, (run_id := w.new_run(True))),
-                            json={"run_ids": [run_id], "action": "tag", "tags": ["matrix"]})),
     ("GET", "/api/v1/runs/{run_id}/logs"): Row("run:download", RUN_DOWNLOAD, _static("/runs/{w.run_a}/logs")),
     ("GET", "/api/v1/runs/{run_id}/artifacts"): Row("run:download", RUN_DOWNLOAD,
                                                     _static("/runs/{w.run_a}/artifacts")),
@@ -334,6 +334,8 @@ TABLE: dict[tuple[str, str], Row] = {
     ("GET", "/api/v1/playground/{request_id}/events"): Row(
         "signed_in", PROJECT_EDIT, lambda w, who: Call(f"/playground/{w.ended_playground_request()}/events")),
     ("GET", "/api/v1/runs/{run_id}/metrics"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/metrics")),
+    ("GET", "/api/v1/runs/{run_id}/metrics/export"): Row(
+        "run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/metrics/export")),
     ("POST", "/api/v1/runs/{run_id}/metrics"): Row(
         "run:editor", RUN_EDIT,
         lambda w, who: Call(f"/runs/{w.running_run}/metrics", headers=w.share_for(who, w.running_run),
@@ -354,8 +356,6 @@ TABLE: dict[tuple[str, str], Row] = {
     ("POST", "/api/v1/shares"): Row(
         "signed_in", PROJECT_EDIT, lambda w, who: Call("/shares", json={"run_ids": [w.run_a]})),
     ("DELETE", "/api/v1/shares/{share_id}"): Row(
-    ("GET", "/api/v1/runs/{run_id}/metrics/export"): Row(
-        "run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/metrics/export")),
         "signed_in share:editor", PROJECT_EDIT,
         lambda w, who: Call(f"/shares/{create_share(w.http, w.team.owner, [w.run_a])['id']}")),
     ("GET", "/api/v1/shared/{token}"): Row("public", PUBLIC, _static("/shared/{w.link_a}")),
