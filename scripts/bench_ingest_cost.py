@@ -149,16 +149,17 @@ def _bodies(run_id: int, requests: int, points_per_request: int) -> list[tuple[i
 
 
 def measure(client: httpx.Client, database: Database, server: psutil.Process,
-            bodies: list[tuple[int, bytes]]) -> tuple[float, float]:
-    """(server CPU s, wall s) to send `bodies` one after another."""
+            bodies: list[tuple[int, bytes]]) -> tuple[float, float, float]:
+    """(API process CPU s, database backends' CPU s, wall s) to send `bodies` one after another."""
     # Warm: the first requests open connections and fill caches, which is not the steady cost.
     for run_id, body in bodies[:20]:
         client.post(f"/api/v1/runs/{run_id}/metrics", content=body).raise_for_status()
-    pids = [server.pid, *(child.pid for child in server.children(recursive=True)), *_backend_pids(database)]
-    cpu_before, wall_before = _cpu_s(pids), time.perf_counter()
+    api_pids = [server.pid, *(child.pid for child in server.children(recursive=True))]
+    db_pids = _backend_pids(database)
+    api_before, db_before, wall_before = _cpu_s(api_pids), _cpu_s(db_pids), time.perf_counter()
     for run_id, body in bodies[20:]:
         client.post(f"/api/v1/runs/{run_id}/metrics", content=body).raise_for_status()
-    return _cpu_s(pids) - cpu_before, time.perf_counter() - wall_before
+    return _cpu_s(api_pids) - api_before, _cpu_s(db_pids) - db_before, time.perf_counter() - wall_before
 
 
 def main() -> None:
@@ -187,8 +188,8 @@ def main() -> None:
         small = _bodies(small_run, args.small_requests + 20, 1)
         with httpx.Client(base_url=base_url, timeout=60, headers=headers) as client:
             process = psutil.Process(server.pid)
-            big_cpu, big_wall = measure(client, database, process, big)
-            small_cpu, small_wall = measure(client, database, process, small)
+            big_api, big_db, big_wall = measure(client, database, process, big)
+            small_api, small_db, small_wall = measure(client, database, process, small)
     finally:
         if server is not None:
             server.terminate()
@@ -196,10 +197,17 @@ def main() -> None:
         database.close()
 
     big_points = args.big_requests * 1000
-    print(f"\nTunelab ingest cost on {args.backend} (server process{' + PostgreSQL backends' if args.backend == 'postgres' else ''})")
-    print(f"  1,000 pts/request: {big_cpu / big_points * 1e6:6.2f} µs CPU/point   {big_points / big_wall:9,.0f} pts/s wall")
-    print(f"  1 pt/request:      {small_cpu / args.small_requests * 1e3:6.3f} ms CPU/request "
-          f"{args.small_requests / small_wall:9,.0f} req/s wall")
+    split = args.backend == "postgres"
+
+    def figures(api_s: float, db_s: float, per: float, unit: float) -> str:
+        total = f"{(api_s + db_s) / per * unit:7.2f}"
+        return f"{total} (API {api_s / per * unit:.2f} + PostgreSQL {db_s / per * unit:.2f})" if split else total
+
+    print(f"\nTunelab ingest cost on {args.backend}, server CPU (API process{' + its PostgreSQL backends' if split else ''})")
+    print(f"  1,000 pts/request: {figures(big_api, big_db, big_points, 1e6)} µs/point, "
+          f"{big_points / big_wall:,.0f} pts/s wall")
+    print(f"  1 pt/request:      {figures(small_api, small_db, args.small_requests, 1e3)} ms/request, "
+          f"{args.small_requests / small_wall:,.0f} req/s wall")
 
 
 if __name__ == "__main__":

@@ -125,3 +125,19 @@ def test_unknown_runs_are_refused(session):
     with pytest.raises(AppError) as error:
         metrics.ingest_points(session, 10**9, [("loss", 0, 1.0, 0.0)])
     assert error.value.code == "RUN_NOT_FOUND"
+
+
+def test_awkward_keys_and_extreme_values_are_stored_exactly(session):
+    # PostgreSQL receives the batch as array literals built by the service: quoting and float text must round-trip.
+    run = _create_run(session)
+    keys = ['quote"d', "back\\slash", "comma,{brace}", " spaced ", "ünï/cödé", "NULL"]
+    values = [0.1, 5e-324, 1.7976931348623157e308, -0.0, math.inf, -math.inf, 1 / 3]
+    points = [(key, step, value, 1.7e9 + step / 7) for key in keys for step, value in enumerate(values)]
+
+    metrics.ingest_points(session, run.id, points)
+    series = metrics.read_series(session, run.id, None, 1000)
+
+    assert sorted(series) == sorted(keys)
+    for key in keys:
+        assert series[key].value == values
+        assert series[key].wall_time == [1.7e9 + step / 7 for step in range(len(values))]

@@ -130,13 +130,16 @@ def _insert_points(connection: Connection, run_id: int, seq: int, points: list[M
             "AS point(key, step, value, wall_time) "
             "ON CONFLICT DO NOTHING"
         )
+        # The arrays go as array literals made here: psycopg's list dumper costs ~0.6 µs per element (measured: 2.3 ms
+        # of API CPU for a 1,000-point batch), joining the C reprs ~0.1 µs. repr() of a float round-trips exactly,
+        # and PostgreSQL reads its nan/inf/-inf.
         parameters = {
             "run_id": run_id,
             "seq": seq,
-            "keys": list(keys),
-            "steps": list(steps),
-            "metric_values": list(values),
-            "wall_times": list(wall_times),
+            "keys": _text_array(keys),
+            "steps": _number_array(steps),
+            "metric_values": _number_array(values),
+            "wall_times": _number_array(wall_times),
         }
         return connection.execute(statement, parameters).rowcount
     # SQLite: one prepared statement stepped over the batch by the driver (executemany), cheaper than a huge
@@ -151,6 +154,19 @@ def _insert_points(connection: Connection, run_id: int, seq: int, points: list[M
         return cursor.rowcount
     finally:
         cursor.close()
+
+
+def _text_array(texts: Sequence[str]) -> str:
+    """A PostgreSQL text[] literal; each distinct text is quoted once (a batch repeats a few keys)."""
+    quoted: dict[str, str] = {}
+    for text_ in texts:
+        if text_ not in quoted:
+            quoted[text_] = '"' + text_.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "{" + ",".join([quoted[text_] for text_ in texts]) + "}"
+
+
+def _number_array(numbers: Sequence[float]) -> str:
+    return "{" + ",".join(map(repr, numbers)) + "}"
 
 
 def _points_of_flush(connection: Connection, run_id: int, seq: int) -> list[MetricPoint]:
