@@ -333,7 +333,7 @@ class Measure:
 @dataclass
 class Workload:
     name: str
-    unit: str  # "pt" (ingest) or "read"
+    unit: str  # "pt" (ingest, per point), "req" (ingest of one point per request, per request) or "read"
     measures: list[Measure] = field(default_factory=list)
     note: str = ""
 
@@ -432,7 +432,7 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[li
         a = Workload(f"(a) {sizes.a_runs} runs × {sizes.a_steps:,} steps × 3 keys, 999 pts/request, 2 clients", "pt")
         b = Workload(f"(b) {sizes.b_runs} runs × {sizes.b_steps:,} steps × 3 keys, 249 pts/request, 4 clients",
                      "pt")
-        c = Workload(f"(c) one point per request × {sizes.single_requests:,}, 1 client", "pt")
+        c = Workload(f"(c) one point per request × {sizes.single_requests:,}, 1 client", "req")
         history = Workload(f"(d) full {sizes.a_steps:,}-point history of one key", "read")
         compare = Workload(f"(d) 10-run full compare ({10 * sizes.a_steps:,} points)", "read")
         stored: dict[str, float] = {}
@@ -503,12 +503,13 @@ def rows_of(backend: str, workloads: list[Workload], stored: dict[str, float]) -
     rows = []
     for workload in workloads:
         ms = workload.measures
-        if workload.unit == "pt":
-            us = lambda m: m.cpu_us_per_point  # noqa: E731
+        if workload.unit in ("pt", "req"):
+            per, unit = (1, "µs/pt") if workload.unit == "pt" else (1e-3, "ms/req")
+            us = lambda m: m.cpu_us_per_point * per  # noqa: E731
             rate = lambda m: m.points_per_s  # noqa: E731
             rows.append([
                 f"{workload.name}, {backend}",
-                spread(ms, "MLflow", us, format_micros) + " µs/pt", spread(ms, "Tunelab", us, format_micros) + " µs/pt",
+                f"{spread(ms, 'MLflow', us, format_micros)} {unit}", f"{spread(ms, 'Tunelab', us, format_micros)} {unit}",
                 format_ratio(ratio(median_of(ms, "MLflow", us), median_of(ms, "Tunelab", us))),
                 f"{spread(ms, 'MLflow', rate, format_rate)} / {spread(ms, 'Tunelab', rate, format_rate)}",
                 format_ratio(ratio(median_of(ms, "Tunelab", rate), median_of(ms, "MLflow", rate))),
