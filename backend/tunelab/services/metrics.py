@@ -12,7 +12,7 @@ from functools import cache
 from itertools import groupby
 from typing import NamedTuple, cast
 
-from sqlalchemy import Connection, case, func, literal, select, text, tuple_, update
+from sqlalchemy import ColumnElement, Connection, ScalarSelect, case, func, literal, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.postgresql.dml import Insert as PgInsert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -255,6 +255,8 @@ def _upsert_summaries(dialect: str) -> PgInsert | SqliteInsert:
     statement = (pg_insert if is_pg else sqlite_insert)(summary_table)
     current, new = summary_table.c, statement.excluded
     newer = new.last_step >= current.last_step
+    min_value: ColumnElement[float]
+    max_value: ColumnElement[float]
     if is_pg:
         # PostgreSQL's least() already skips NaN (it orders NaN above every number); for the max, NaN loses.
         nan = literal(math.nan)
@@ -282,7 +284,7 @@ def _merge_summaries(connection: Connection, run_id: int, batch: dict[str, KeySu
         [{"run_id": run_id, "key": key, **summary._asdict()} for key, summary in batch.items()],
     )
     if EVAL_LOSS_KEY in batch:
-        def stored(column: str):  # noqa: ANN202  (a scalar subquery of the merged eval/loss summary)
+        def stored(column: str) -> ScalarSelect[float]:  # the merged eval/loss summary's value
             return select(summary_table.c[column]).where(
                 summary_table.c.run_id == run_id, summary_table.c.key == EVAL_LOSS_KEY).scalar_subquery()
 
@@ -379,7 +381,7 @@ def points_page(session: Session, run_id: int, after: tuple[str, int] | None, li
     )
     if after is not None:
         statement = statement.where(tuple_(metric_table.c.key, metric_table.c.step) > tuple_(*after))
-    return [tuple(row) for row in session.execute(statement)]  # type: ignore[misc]
+    return [tuple(row) for row in session.execute(statement)]
 
 
 def read_many(
