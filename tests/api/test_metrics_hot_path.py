@@ -4,7 +4,15 @@ though the caller is remembered."""
 
 from sqlalchemy import event
 
-from tests.api.teams_helpers import API, create_team, error_of, launch_external, log_points, stateless_client
+from tests.api.teams_helpers import (
+    API,
+    cancel,
+    create_team,
+    error_of,
+    launch_external,
+    log_points,
+    stateless_client,
+)
 from tests.conftest import wait_for
 from tunelab.db.session import get_engine
 from tunelab.services import principal_cache
@@ -75,3 +83,24 @@ def test_a_lowered_role_and_a_revoked_token_stop_ingest_at_once_though_the_calle
 
     error_of(as_viewer, 403, "FORBIDDEN")
     error_of(revoked, 401)
+
+
+def test_a_remembered_run_that_is_deleted_takes_no_more_points_even_when_its_id_is_given_again(app, client,
+                                                                                               redis_url):
+    _wait_until_credentials_are_remembered()
+    http = stateless_client(app)
+    team, other = create_team(app, client, http, "hot-deleted"), create_team(app, client, http, "hot-other")
+    doomed = launch_external(http, team.owner, team.project_id)["id"]
+    for _ in range(3):  # the run's project is remembered by the API now
+        log_points(http, team.editor, doomed)
+    cancel(http, team.owner, doomed)
+    http.delete(f"{API}/runs/{doomed}", headers=team.owner.headers).raise_for_status()
+    # SQLite gives the highest id again once its run is deleted; PostgreSQL never does.
+    successor = launch_external(http, other.owner, other.project_id)["id"]
+
+    late = http.post(f"{API}/runs/{successor}/metrics", json=_batch(0), headers=team.editor.headers)
+
+    if get_engine().dialect.name == "sqlite":
+        assert successor == doomed  # the case this test is for
+    error_of(late, 404, "RUN_NOT_FOUND")
+    assert http.get(f"{API}/runs/{successor}/metrics", headers=other.owner.headers).json()["series"] == []

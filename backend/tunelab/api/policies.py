@@ -159,7 +159,10 @@ def _run_ref_policy(role: Role, doing: str) -> Callable:
     async def check(run_id: ResourceId, session: SessionDep, principal: ReaderDep) -> RunRef:
         ref = run_refs.recall(run_id)
         if ref is not None and run_refs.can_check_remembered(principal):
-            return run_refs.check_remembered(session, principal, ref, role, doing)
+            try:
+                return run_refs.check_remembered(session, principal, ref, role, doing)
+            except AppError:
+                pass  # a refusal is answered from SQL, in case what was remembered is of a deleted run
         return await run_in_threadpool(run_refs.read_and_check, session, principal, run_id, role, doing)
 
     return check

@@ -23,6 +23,7 @@ from tunelab.core.errors import AppError
 from tunelab.db.base import table_of
 from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
+from tunelab.services import run_refs
 from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
 from tunelab.services.events import publish_after_commit
 from tunelab.services.run_refs import RunRef
@@ -57,10 +58,12 @@ class KeySummary(NamedTuple):
     count: int  # type: ignore[assignment]  # the column's name; a field may shadow tuple.count
 
 
-def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint]) -> int:
+def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint], *,
+                  remembered: RunRef | None = None) -> int:
     """Store a batch of (key, step, value, wall_time) under a new flush number and return it; the caller commits.
 
     Idempotent on (run_id, key, step): a retried batch stores nothing twice and leaves the summaries unchanged.
+    With `remembered` (services/run_refs), the run must still be in that project and external, else RUN_NOT_FOUND.
     """
     connection = session.connection()
     if connection.dialect.name == "postgresql":
@@ -69,13 +72,16 @@ def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint]) 
         connection.execute(text("SET LOCAL synchronous_commit TO OFF"))
     # Bumping the run's counter first also takes the run's row lock (PostgreSQL) or the write lock (SQLite), so
     # concurrent flushes of one run get distinct numbers and the summary read-modify-write below cannot interleave.
+    bump = update(run_table).where(run_table.c.id == run_id)
+    if remembered is not None:
+        bump = bump.where(run_table.c.project_id == remembered.project_id,
+                          run_table.c.external.is_(remembered.external))
     seq = connection.execute(
-        update(run_table)
-        .where(run_table.c.id == run_id)
-        .values(metric_seq=run_table.c.metric_seq + 1)
-        .returning(run_table.c.metric_seq)
+        bump.values(metric_seq=run_table.c.metric_seq + 1).returning(run_table.c.metric_seq)
     ).scalar_one_or_none()
     if seq is None:
+        if remembered is not None:
+            run_refs.forget(run_id)  # gone, or its id given to another run: the next request reads it again
         raise AppError("RUN_NOT_FOUND", f"run {run_id} does not exist", {"run_id": run_id})
 
     storable = _storable_points(connection, points)
@@ -100,7 +106,7 @@ def ingest_external_points(session: Session, run: RunRef, points: Sequence[Metri
             '"external": true accepts metrics from outside',
             {"run_id": run.id},
         )
-    return ingest_points(session, run.id, points)
+    return ingest_points(session, run.id, points, remembered=run)
 
 
 def _storable_points(connection: Connection, points: Sequence[MetricPoint]) -> list[MetricPoint]:

@@ -23,7 +23,8 @@ from tunelab.core.redis import get_redis
 from tunelab.core.security import token_hash
 from tunelab.core.settings import get_settings
 from tunelab.db.base import utcnow
-from tunelab.db.models import ApiToken, Project, ProjectMember, Role, User, UserSession
+from tunelab.db.models import ApiToken, Project, ProjectMember, Role, Run, User, UserSession
+from tunelab.services import run_refs
 from tunelab.services.principal import Principal
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ def forget_all() -> None:
     with _lock:
         _generation += 1
         _entries.clear()
+    run_refs.forget_all()
 
 
 def hearing(on: bool) -> None:
@@ -150,12 +152,17 @@ def _note_flushed_changes(session: Session, _flush_context: object, _instances: 
     if any(_changes_rights(obj, False) for obj in (*session.new, *session.deleted)) or any(
             _changes_rights(obj, True) for obj in session.dirty):
         session.info[_CHANGED_KEY] = True
+    elif any(isinstance(obj, Run) for obj in session.deleted):
+        # A deleted run's id may be given again (SQLite), to a run of another project: services/run_refs forgets.
+        session.info[_CHANGED_KEY] = True
 
 
 @event.listens_for(Session, "do_orm_execute")
 def _note_bulk_changes(state: ORMExecuteState) -> None:
     if (state.is_update or state.is_delete) and state.bind_mapper is not None \
             and issubclass(state.bind_mapper.class_, _WATCHED):
+        state.session.info[_CHANGED_KEY] = True
+    elif state.is_delete and state.bind_mapper is not None and issubclass(state.bind_mapper.class_, Run):
         state.session.info[_CHANGED_KEY] = True
 
 

@@ -1,10 +1,11 @@
 """Which project a run is in and whether it is external, remembered for the life of the API process.
 
-Neither ever changes once the run exists, so the metrics hot path checks the caller's role (from the principal,
-itself remembered by principal_cache) without reading the run: no SELECT per logged batch. Nothing here can go
-stale in a way that grants anything: roles come from the principal, which a revocation forgets at once, and a run
-deleted after it was remembered is caught by ingest itself (its first statement bumps the run's row and answers
-RUN_NOT_FOUND when the row is gone).
+Neither ever changes while the run exists, so the metrics hot path checks the caller's role (from the principal,
+itself remembered by principal_cache) without reading the run: no SELECT per logged batch. Roles come from the
+principal, which a revocation forgets at once. A run's id can outlive it (SQLite may give a deleted run's id to
+the next run, of any project): a deleted run is announced like a change of rights, so every API process forgets
+what it remembered here, and ingest's first statement (the flush-number bump) also matches the remembered project
+and external flag, so a batch never lands in a run other than the one checked.
 """
 
 import threading
@@ -29,6 +30,17 @@ class RunRef:
 
 _lock = threading.Lock()
 _refs: dict[int, RunRef] = {}
+
+
+def forget_all() -> None:
+    """Called with principal_cache.forget_all, which hears of every deleted run in any API process."""
+    with _lock:
+        _refs.clear()
+
+
+def forget(run_id: int) -> None:
+    with _lock:
+        _refs.pop(run_id, None)
 
 
 def recall(run_id: int) -> RunRef | None:
