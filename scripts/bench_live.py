@@ -34,7 +34,7 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_auth import admin_token  # noqa: E402
-from bench_tunelab import REPO_ROOT, Database, free_port, start_server  # noqa: E402
+from bench_tunelab import REPO_ROOT, Database, add_database_arguments, free_port, start_server  # noqa: E402
 
 TARGET_P99_MS = 250.0
 KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")
@@ -331,10 +331,7 @@ def report(args, outcome: Outcome, log_path: Path) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", choices=("sqlite", "postgres"), required=True)
-    parser.add_argument("--pg-admin-url", default=os.environ.get(
-        "TUNELAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
-    parser.add_argument("--redis-url", default=os.environ.get("TUNELAB_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    add_database_arguments(parser)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rate", type=float, default=10.0, help="batches per second per run")
     parser.add_argument("--viewers-per-run", type=int, default=10)

@@ -1,7 +1,8 @@
-"""A fresh Tunelab API for the benchmarks that measure Tunelab alone (bench_live, bench_queue): a database of its
-own (SQLite file or a new PostgreSQL database, removed afterwards) and the API started on it. bench_metrics, which
-starts MLflow beside Tunelab, runs the real `tunelab api` command instead."""
+"""A fresh Tunelab API for the benchmarks that measure Tunelab alone (bench_live, bench_queue, bench_ingest_cost): a
+database of its own (SQLite file or a new PostgreSQL database, removed afterwards) and the API started on it.
+bench_metrics, which starts MLflow beside Tunelab, runs the real `tunelab api` command instead."""
 
+import argparse
 import os
 import socket
 import subprocess
@@ -22,6 +23,14 @@ from tunelab.db.models.run import Run  # noqa: E402
 from tunelab.db.session import make_engine  # noqa: E402
 
 SERVER_START_TIMEOUT_S = 60
+
+
+def add_database_arguments(parser: argparse.ArgumentParser) -> None:
+    """--backend, --pg-admin-url and --redis-url, as every benchmark on a fresh Tunelab takes them."""
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), required=True)
+    parser.add_argument("--pg-admin-url", default=os.environ.get(
+        "TUNELAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"))
+    parser.add_argument("--redis-url", default=os.environ.get("TUNELAB_REDIS_URL", "redis://127.0.0.1:6379/0"))
 
 
 def free_port() -> int:
