@@ -8,6 +8,7 @@ with `/api/` is sent as is. Every failure is a `TunelabError`: the server's one 
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -92,6 +93,18 @@ class ApiClient:
     def delete(self, path: str, **kwargs: Any) -> Any:
         return self.request("DELETE", path, **kwargs)
 
+    @contextmanager
+    def stream(self, method: str, path: str, **kwargs: Any) -> Iterator[httpx.Response]:
+        """A response whose body is read as it arrives (an export, an event stream), or a TunelabError."""
+        try:
+            with self._http.stream(method, self.url_of(path), **kwargs) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from_response(response)
+                yield response
+        except httpx.TransportError as error:
+            raise ServerUnreachable(self.config.url, error) from error
+
     def stream_sse(self, path: str, last_event_id: str | int | None = None,
                    **kwargs: Any) -> Iterator[tuple[str | None, str, Any]]:
         """Yield (id, event, data) per Server-Sent Event until the server closes the stream.
@@ -103,14 +116,8 @@ class ApiClient:
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
         timeout = httpx.Timeout(self._http.timeout.connect, read=SSE_READ_TIMEOUT_S)
-        try:
-            with self._http.stream("GET", self.url_of(path), headers=headers, timeout=timeout, **kwargs) as response:
-                if response.status_code >= 400:
-                    response.read()
-                    raise error_from_response(response)
-                yield from parse_sse(response.iter_lines())
-        except httpx.TransportError as error:
-            raise ServerUnreachable(self.config.url, error) from error
+        with self.stream("GET", path, headers=headers, timeout=timeout, **kwargs) as response:
+            yield from parse_sse(response.iter_lines())
 
     def close(self) -> None:
         self._http.close()

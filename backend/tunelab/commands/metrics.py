@@ -11,7 +11,6 @@ from typing import IO
 
 import httpx
 
-from tunelab.client.http import ServerUnreachable, error_from_response
 from tunelab.commands.common import Context
 
 EXPORT_TIMEOUT = httpx.Timeout(30.0, read=300.0)
@@ -48,22 +47,13 @@ def _csv_key(line: str) -> str:
 
 
 def _stream_lines(ctx: Context, path: str, params: dict[str, str]) -> Iterator[str]:
-    """The body's lines as they arrive, line endings kept (ApiClient reads whole bodies: an export may be big)."""
-    client = ctx.client
-    headers = {"Authorization": f"Bearer {client.config.token}"}
-    try:
-        with httpx.stream("GET", client.config.url + client.url_of(path), params=params, headers=headers,
-                          timeout=EXPORT_TIMEOUT) as response:
-            if response.status_code >= 400:
-                response.read()
-                raise error_from_response(response)
-            pending = ""
-            for text in response.iter_text():
-                pending += text
-                *complete, pending = pending.split("\n")
-                for line in complete:
-                    yield line + "\n"
-            if pending:
-                yield pending
-    except httpx.TransportError as error:
-        raise ServerUnreachable(client.config.url, error) from error
+    """The body's lines as they arrive, line endings kept (an export may be too big to hold)."""
+    with ctx.client.stream("GET", path, params=params, timeout=EXPORT_TIMEOUT) as response:
+        pending = ""
+        for text in response.iter_text():
+            pending += text
+            *complete, pending = pending.split("\n")
+            for line in complete:
+                yield line + "\n"
+        if pending:
+            yield pending
