@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass
 from http.cookiejar import DefaultCookiePolicy
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER
@@ -138,6 +139,16 @@ def create_team(app, admin: TestClient, http: TestClient, prefix: str = "team") 
     add_member(http, owner, project_id, editor.email, "editor")
     add_member(http, owner, project_id, viewer.email, "viewer")
     return Team(project_id, name, owner, editor, viewer)
+
+
+def team_fixture(prefix: str):
+    """A module's own team (set `team = team_fixture("...")` in the module), made once through the API."""
+
+    @pytest.fixture(scope="module")
+    def team(app, admin, http) -> Team:
+        return create_team(app, admin, http, prefix)
+
+    return team
 
 
 def launch_external(http: TestClient, who: Member, project_id: int, name: str | None = None) -> dict:

@@ -20,23 +20,11 @@ from tests.api.teams_helpers import (
     error_of,
     new_email,
     sign_in,
-    stateless_client,
     unique,
 )
 from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_matches
 from tunelab.db.models import ApiToken, Project
 from tunelab.services import signin_limits
-
-
-@pytest.fixture(scope="module")
-def admin(app, admin_token):
-    with TestClient(app, headers=bearer(admin_token)) as admin_client:
-        yield admin_client
-
-
-@pytest.fixture(scope="module")
-def http(app, admin):
-    return stateless_client(app)
 
 
 def from_new_address(app, **kwargs) -> TestClient:

@@ -2,35 +2,18 @@
 finished run, a viewer and bad input are refused in the one error shape, changing nothing."""
 
 import pytest
-from fastapi.testclient import TestClient
 
 from tests.api.teams_helpers import (
     API,
     Team,
-    bearer,
-    create_team,
     error_of,
     launch_external,
     launch_queued,
-    stateless_client,
+    team_fixture,
     upload_dataset,
 )
 
-
-@pytest.fixture(scope="module")
-def admin(app, admin_token):
-    with TestClient(app, headers=bearer(admin_token)) as admin_client:
-        yield admin_client
-
-
-@pytest.fixture(scope="module")
-def http(app, admin):
-    return stateless_client(app)
-
-
-@pytest.fixture(scope="module")
-def team(app, admin, http) -> Team:
-    return create_team(app, admin, http, "finish")
+team = team_fixture("finish")
 
 
 def _finish(http, team: Team, run_id: int, body: dict, who=None):

@@ -5,30 +5,10 @@ import math
 import pytest
 from sqlalchemy.orm import Session
 
-from tunelab.db.migrate import upgrade
 from tunelab.db.models.metric import MetricSummary
 from tunelab.db.models.run import Run
-from tunelab.db.session import make_engine
 from tunelab.services import metrics
 from tunelab.services.downsample import downsample
-
-
-@pytest.fixture(scope="module")
-def migrated_pg(pg_url) -> str:
-    upgrade(pg_url)
-    return pg_url
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def session(request):
-    url = request.getfixturevalue("migrated_db" if request.param == "sqlite" else "migrated_pg")
-    engine = make_engine(url)
-    with engine.connect() as connection:
-        transaction = connection.begin()
-        with Session(bind=connection, join_transaction_mode="create_savepoint") as session:
-            yield session
-        transaction.rollback()
-    engine.dispose()
 
 
 def _create_run(session: Session) -> Run:

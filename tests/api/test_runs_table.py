@@ -6,44 +6,25 @@ import io
 import uuid
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
 from tests.api.teams_helpers import (
     API,
     Team,
-    bearer,
     cancel,
     create_share,
     create_team,
     error_of,
     launch_external,
     share_header,
-    stateless_client,
+    team_fixture,
     unique,
 )
-from tunelab.db.migrate import upgrade
 from tunelab.db.models import Run, RunTag
-from tunelab.db.session import make_engine
 from tunelab.schemas.metrics import DEFAULT_MAX_POINTS
 from tunelab.services import run_filters, runs
 
-
-@pytest.fixture(scope="module")
-def admin(app, admin_token):
-    with TestClient(app, headers=bearer(admin_token)) as admin_client:
-        yield admin_client
-
-
-@pytest.fixture(scope="module")
-def http(app, admin):
-    return stateless_client(app)
-
-
-@pytest.fixture(scope="module")
-def team(app, admin, http) -> Team:
-    return create_team(app, admin, http, "table")
+team = team_fixture("table")
 
 
 def _external(http, team: Team, params: dict, name: str | None = None) -> dict:
@@ -286,25 +267,8 @@ def test_deleting_a_run_deletes_its_tags(http, team, db_session):
     assert db_session.scalar(select(func.count()).select_from(RunTag).where(RunTag.run_id == run_id)) == 0
 
 
-# The same filters at the service level on both databases: the JSON config is read differently by each.
-
-@pytest.fixture(scope="module")
-def migrated_pg(pg_url) -> str:
-    upgrade(pg_url)
-    return pg_url
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def session(request):
-    url = request.getfixturevalue("migrated_db" if request.param == "sqlite" else "migrated_pg")
-    engine = make_engine(url)
-    with engine.connect() as connection:
-        transaction = connection.begin()
-        with Session(bind=connection, join_transaction_mode="create_savepoint") as session:
-            yield session
-        transaction.rollback()
-    engine.dispose()
-
+# The same filters at the service level on both databases (`session` is tests/api/conftest.py's): the JSON config
+# is read differently by each.
 
 def test_filters_agree_on_sqlite_and_postgresql(session):
     from tunelab.services import metrics

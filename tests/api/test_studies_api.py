@@ -4,37 +4,21 @@ may do what, and a study's share link (read-only, its runs only)."""
 import uuid
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from tests.api.teams_helpers import (
     API,
-    bearer,
     create_member,
     create_project,
     create_team,
     error_of,
     share_header,
-    stateless_client,
+    team_fixture,
 )
 from tests.conftest import find_bundled_dataset
 from tunelab.db.models import Run, Study
 
-
-@pytest.fixture(scope="module")
-def admin(app, admin_token):
-    with TestClient(app, headers=bearer(admin_token)) as admin_client:
-        yield admin_client
-
-
-@pytest.fixture(scope="module")
-def http(app, admin):
-    return stateless_client(app)
-
-
-@pytest.fixture(scope="module")
-def team(app, admin, http):
-    return create_team(app, admin, http, "studies")
+team = team_fixture("studies")
 
 
 @pytest.fixture(scope="module")

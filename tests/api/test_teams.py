@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import update
 
 from tests.api.teams_helpers import (
@@ -18,7 +17,6 @@ from tests.api.teams_helpers import (
     LOG_TEXT,
     Team,
     add_member,
-    bearer,
     cancel,
     create_member,
     create_project,
@@ -29,7 +27,7 @@ from tests.api.teams_helpers import (
     launch_queued,
     log_points,
     share_header,
-    stateless_client,
+    team_fixture,
     unique,
     upload_dataset,
     write_run_outputs,
@@ -37,21 +35,7 @@ from tests.api.teams_helpers import (
 from tunelab.db.models import ShareLink
 from tunelab.db.session import session_scope
 
-
-@pytest.fixture(scope="module")
-def admin(app, admin_token):
-    with TestClient(app, headers=bearer(admin_token)) as admin_client:
-        yield admin_client
-
-
-@pytest.fixture(scope="module")
-def http(app, admin):
-    return stateless_client(app)
-
-
-@pytest.fixture(scope="module")
-def team(app, admin, http) -> Team:
-    return create_team(app, admin, http, "teams")
+team = team_fixture("teams")
 
 
 @pytest.fixture(scope="module")
