@@ -1,6 +1,7 @@
 /** Turn runs' metric series into what a LineChart draws for one key on the chosen x axis. */
 import type { ChartSeries } from "../../components/charts/LineChart";
 import { alignSeries, firstWallTime, fromMetricSeries, xValues, type MetricSeries, type Series, type XAxisKind, type XYSeries } from "../../lib/series";
+import { AXIS_KEYS, isSystemKey, sortMetricKeys } from "./keys";
 
 export type RunSeriesSet = {
   runId: number;
@@ -24,6 +25,15 @@ export function seriesByKey(list: readonly MetricSeries[]): Record<string, Serie
   const out: Record<string, Series> = {};
   for (const s of list) out[s.key] = fromMetricSeries(s);
   return out;
+}
+
+/**
+ * The keys to chart when runs are set side by side (compare, study): every key any run logged, in the pages' order,
+ * less the x axes and the training processes' CPU and memory samples, which stay on each run's page: they are not
+ * what methods are compared by.
+ */
+export function comparedMetricKeys(sets: readonly RunSeriesSet[]): string[] {
+  return sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key) && !isSystemKey(key));
 }
 
 export function buildChartData(key: string, runs: readonly RunSeriesSet[], xKind: XAxisKind, bands = false): ChartData {

@@ -2,6 +2,7 @@
 export { metricsQueryOptions, runMetricsQueryOptions } from "./api/queries";
 export { seriesByKey, type RunSeriesSet } from "./chartData";
 export { ChartControls } from "./components/ChartControls";
+export { ComparedMetricCharts } from "./components/ComparedMetricCharts";
 export { MetricChartCard } from "./components/MetricChartCard";
 export { SystemMetricsSection } from "./components/SystemMetricsSection";
 export { useChartControls } from "./controls";

@@ -7,17 +7,7 @@ import { Link } from "react-router";
 import type { Run } from "../../../api/client";
 import { EmptyState, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { runColor } from "../../../lib/series";
-import {
-  AXIS_KEYS,
-  ChartControls,
-  isSystemKey,
-  MetricChartCard,
-  metricsQueryOptions,
-  seriesByKey,
-  sortMetricKeys,
-  useChartControls,
-  type RunSeriesSet,
-} from "../../metrics";
+import { ComparedMetricCharts, metricsQueryOptions, seriesByKey, type RunSeriesSet } from "../../metrics";
 import { isFinished, runsQueryOptions } from "../../runs";
 import { FairCostTable } from "../../studies";
 import { MAX_COMPARE_RUNS } from "../selection";
@@ -27,6 +17,7 @@ import { CostTable } from "./CostTable";
 
 const MAX_POINTS = 1000;
 const LIVE_REFRESH_MS = 5_000;
+const CHARTS_DRAWN = { mark: "tunelab:charts-drawn", measure: "tunelab:metrics-to-charts" };
 
 export type ComparisonViewProps = {
   ids: number[];
@@ -57,7 +48,6 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
     lastStatuses.current = statuses;
     if (statusChanged(before, statuses)) void refetch();
   }, [statuses, refetch]);
-  const [controls, setControls] = useChartControls();
 
   // Runs' live fields (status, progress) do not change the series: the sets depend on the ids and names only.
   const runLabels = runs.map((r) => `${r.id}:${r.name}`).join(",");
@@ -69,13 +59,6 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
     });
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs (see above)
   }, [metrics.data, runLabels]);
-
-  const keys = useMemo(
-    // The training processes' CPU and memory samples stay on each run's page: they are not what methods are compared by.
-    () => sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key) && !isSystemKey(key)),
-    [sets],
-  );
-  const onChartDraw = useChartsDrawnMark(metrics.dataUpdatedAt, keys);
 
   if (runsQuery.isPending) return <Loading what="runs" />;
   if (runsQuery.error) return <ErrorBox error={runsQuery.error} />;
@@ -111,18 +94,18 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
             ))}
             {actions && <span className="compare-actions">{actions(runs)}</span>}
           </section>
-          <section className="card charts-toolbar">
-            <ChartControls value={controls} onChange={setControls} />
-            {metrics.isPending && <span className="help">Loading metrics…</span>}
-            {anyActive && <span className="help live-dot">Live · every {LIVE_REFRESH_MS / 1000} s</span>}
-          </section>
-          {metrics.error && <ErrorBox error={metrics.error} />}
-          {metrics.data && keys.length === 0 && <EmptyState title="These runs have logged no metrics yet" />}
-          <div className="chart-grid">
-            {keys.map((key) => (
-              <MetricChartCard key={key} metricKey={key} runs={sets} controls={controls} onDraw={() => onChartDraw(key)} />
-            ))}
-          </div>
+          <ComparedMetricCharts
+            sets={sets}
+            metrics={metrics}
+            status={
+              <>
+                {metrics.isPending && <span className="help">Loading metrics…</span>}
+                {anyActive && <span className="help live-dot">Live · every {LIVE_REFRESH_MS / 1000} s</span>}
+              </>
+            }
+            emptyTitle="These runs have logged no metrics yet"
+            drawnNames={CHARTS_DRAWN}
+          />
           <CostTable runs={runs} linkRuns={!readOnly} />
           <FairCostTable runIds={knownIds} refetchMs={anyActive ? LIVE_REFRESH_MS : false} />
           <ConfigTable runs={runs} />
@@ -130,26 +113,4 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
       )}
     </>
   );
-}
-
-/**
- * Mark "tunelab:charts-drawn" when every chart has drawn the data of the latest metrics response, and measure it
- * from "tunelab:metrics-received" (set when the response arrived): scripts/bench_ui.py reads the measure.
- */
-function useChartsDrawnMark(dataUpdatedAt: number, keys: readonly string[]) {
-  const tracked = useRef<{ version: number; waiting: Set<string> }>({ version: 0, waiting: new Set() });
-  // Set during render, so it is in place before any chart of this render draws.
-  if (dataUpdatedAt && tracked.current.version !== dataUpdatedAt && keys.length > 0) {
-    tracked.current = { version: dataUpdatedAt, waiting: new Set(keys) };
-  }
-  return (key: string) => {
-    const { waiting } = tracked.current;
-    if (waiting.size === 0 || !waiting.delete(key) || waiting.size > 0) return;
-    performance.clearMarks("tunelab:charts-drawn");
-    performance.clearMeasures("tunelab:metrics-to-charts");
-    performance.mark("tunelab:charts-drawn");
-    if (performance.getEntriesByName("tunelab:metrics-received", "mark").length) {
-      performance.measure("tunelab:metrics-to-charts", "tunelab:metrics-received", "tunelab:charts-drawn");
-    }
-  };
 }

@@ -2,23 +2,13 @@
 // in the band of their spread, over a thin line per seed), the fair cost table and Pareto charts. The study page and
 // a shared study show the same view; a shared one is read-only.
 import { useQuery } from "@tanstack/react-query";
-import { useMemo, useRef, useState, type ReactNode } from "react";
+import { useMemo, useState, type ReactNode } from "react";
 import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
-import { CopyField, EmptyState, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
+import { CopyField, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { absoluteUrl } from "../../../lib/url";
-import {
-  AXIS_KEYS,
-  ChartControls,
-  isSystemKey,
-  MetricChartCard,
-  metricsQueryOptions,
-  seriesByKey,
-  sortMetricKeys,
-  useChartControls,
-  type RunSeriesSet,
-} from "../../metrics";
+import { ComparedMetricCharts, metricsQueryOptions, seriesByKey, type RunSeriesSet } from "../../metrics";
 import { studyQueryOptions, useCloneStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
 import { type ParetoPoint } from "../pareto";
 import { parseList, parseSeeds } from "../plan";
@@ -29,6 +19,7 @@ import { StudyCostTable } from "./StudyCostTable";
 const MAX_POINTS = 1000;
 const LIVE_REFRESH_MS = 5_000;
 const FINISHED = new Set(["succeeded", "failed", "canceled"]);
+const STUDY_CHARTS_DRAWN = { mark: "tunelab:study-charts-drawn", measure: "tunelab:metrics-to-study-charts" };
 
 export function cellColor(index: number): string {
   const hue = Math.round((index * 137.508 + 210) % 360);
@@ -47,7 +38,6 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
   const runIds = useMemo(() => runs.map((run) => run.id), [runs]);
   const anyActive = runs.some((run) => !FINISHED.has(run.status));
   const metrics = useQuery({ ...metricsQueryOptions(runIds, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false), enabled: runIds.length > 0 });
-  const [controls, setControls] = useChartControls();
 
   const cellOf = useMemo(() => {
     const map = new Map<number, { cell: string; color: string }>();
@@ -66,11 +56,6 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
     );
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs and their cells
   }, [metrics.data, runLabels]);
-  const keys = useMemo(
-    () => sortMetricKeys(sets.flatMap((s) => Object.keys(s.series))).filter((key) => !AXIS_KEYS.has(key) && !isSystemKey(key)),
-    [sets],
-  );
-  const onChartDraw = useStudyChartsDrawnMark(metrics.dataUpdatedAt, keys);
 
   const pareto = (costKey: string): ParetoPoint[] =>
     table.rows.flatMap((row, index) => {
@@ -99,17 +84,14 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
           </span>
         ))}
       </section>
-      <section className="card charts-toolbar">
-        <ChartControls value={controls} onChange={setControls} />
-        {anyActive && <span className="help live-dot">Live · every {LIVE_REFRESH_MS / 1000} s</span>}
-      </section>
-      {metrics.error && <ErrorBox error={metrics.error} />}
-      {metrics.data && keys.length === 0 && <EmptyState title="The study's runs have logged no metrics yet" />}
-      <div className="chart-grid" data-testid="study-charts">
-        {keys.map((key) => (
-          <MetricChartCard key={key} metricKey={key} runs={sets} controls={controls} onDraw={() => onChartDraw(key)} />
-        ))}
-      </div>
+      <ComparedMetricCharts
+        sets={sets}
+        metrics={metrics}
+        status={anyActive && <span className="help live-dot">Live · every {LIVE_REFRESH_MS / 1000} s</span>}
+        emptyTitle="The study's runs have logged no metrics yet"
+        drawnNames={STUDY_CHARTS_DRAWN}
+        gridTestId="study-charts"
+      />
       <StudyCostTable table={table} />
       <section className="pareto-grid" data-testid="study-pareto">
         <ParetoChart title="Eval loss vs trainable params" unit="%" log points={pareto("trainable_percent")} />
@@ -188,25 +170,4 @@ function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (i
       {extra}
     </section>
   );
-}
-
-/**
- * Mark "tunelab:study-charts-drawn" when every chart has drawn the latest metrics response, and measure it from
- * "tunelab:metrics-received" (set when the response arrived): scripts/bench_ui.py reads the measure.
- */
-function useStudyChartsDrawnMark(dataUpdatedAt: number, keys: readonly string[]) {
-  const tracked = useRef<{ version: number; waiting: Set<string> }>({ version: 0, waiting: new Set() });
-  if (dataUpdatedAt && tracked.current.version !== dataUpdatedAt && keys.length > 0) {
-    tracked.current = { version: dataUpdatedAt, waiting: new Set(keys) };
-  }
-  return (key: string) => {
-    const { waiting } = tracked.current;
-    if (waiting.size === 0 || !waiting.delete(key) || waiting.size > 0) return;
-    performance.clearMarks("tunelab:study-charts-drawn");
-    performance.clearMeasures("tunelab:metrics-to-study-charts");
-    performance.mark("tunelab:study-charts-drawn");
-    if (performance.getEntriesByName("tunelab:metrics-received", "mark").length) {
-      performance.measure("tunelab:metrics-to-study-charts", "tunelab:metrics-received", "tunelab:study-charts-drawn");
-    }
-  };
 }
