@@ -1,4 +1,5 @@
 // The metrics feature's public API for other features: metric queries, chart data and the chart cards with controls.
+export { useComparedMetrics } from "./api/comparedMetrics";
 export { metricsQueryOptions, runMetricsQueryOptions } from "./api/queries";
 export { seriesByKey, type RunSeriesSet } from "./chartData";
 export { ChartControls } from "./components/ChartControls";

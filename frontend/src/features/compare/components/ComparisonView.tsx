@@ -1,17 +1,16 @@
 // Several runs side by side: charts, cost and config. The compare page and a shared comparison show the same
 // view; a shared one is read-only (no editing the selection, no links into the app).
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useMemo, useRef, type ReactNode } from "react";
+import { useMemo, type ReactNode } from "react";
 import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
 import { EmptyState, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { runColor } from "../../../lib/series";
-import { ComparedMetricCharts, metricsQueryOptions, seriesByKey, type RunSeriesSet } from "../../metrics";
+import { ComparedMetricCharts, seriesByKey, useComparedMetrics, type RunSeriesSet } from "../../metrics";
 import { isFinished, runsQueryOptions } from "../../runs";
 import { FairCostTable } from "../../studies";
 import { MAX_COMPARE_RUNS } from "../selection";
-import { statusChanged } from "../statusChanged";
 import { ConfigTable } from "./ConfigTable";
 import { CostTable } from "./CostTable";
 
@@ -37,17 +36,7 @@ export function ComparisonView({ ids, onChangeIds, readOnly = false, actions }: 
   const unknown = runsQuery.data ? ids.filter((id) => !runs.some((run) => run.id === id)) : [];
   const knownIds = useMemo(() => runs.map((run) => run.id), [runs]);
   const anyActive = runs.some((run) => !isFinished(run));
-  const metrics = useQuery(metricsQueryOptions(knownIds, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false));
-  // A run that starts or ends is read at once: its first points, and the last ones that the poll, which stops
-  // when no run is active any more, would otherwise miss. (New ids are a new query, fetched anyway.)
-  const statuses = runs.map((run) => `${run.id}:${run.status}`).join(",");
-  const lastStatuses = useRef(statuses);
-  const { refetch } = metrics;
-  useEffect(() => {
-    const before = lastStatuses.current;
-    lastStatuses.current = statuses;
-    if (statusChanged(before, statuses)) void refetch();
-  }, [statuses, refetch]);
+  const metrics = useComparedMetrics(runs, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false);
 
   // Runs' live fields (status, progress) do not change the series: the sets depend on the ids and names only.
   const runLabels = runs.map((r) => `${r.id}:${r.name}`).join(",");

@@ -8,7 +8,7 @@ import { Link } from "react-router";
 import type { Run } from "../../../api/client";
 import { CopyField, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { absoluteUrl } from "../../../lib/url";
-import { ComparedMetricCharts, metricsQueryOptions, seriesByKey, type RunSeriesSet } from "../../metrics";
+import { ComparedMetricCharts, seriesByKey, useComparedMetrics, type RunSeriesSet } from "../../metrics";
 import { studyQueryOptions, useCloneStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
 import { type ParetoPoint } from "../pareto";
 import { parseList, parseSeeds } from "../plan";
@@ -35,9 +35,8 @@ export function StudyView({ studyId, readOnly = false, onCloned }: { studyId: nu
 
 function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; readOnly: boolean; onCloned?: (id: number) => void }) {
   const { study, runs, cost_table: table } = detail;
-  const runIds = useMemo(() => runs.map((run) => run.id), [runs]);
   const anyActive = runs.some((run) => !FINISHED.has(run.status));
-  const metrics = useQuery({ ...metricsQueryOptions(runIds, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false), enabled: runIds.length > 0 });
+  const metrics = useComparedMetrics(runs, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false);
 
   const cellOf = useMemo(() => {
     const map = new Map<number, { cell: string; color: string }>();

@@ -1,4 +1,4 @@
-// When the compare view reads its runs' metrics again outside its poll.
+// When a view of several runs (compare, study) reads their metrics again outside its poll.
 
 /** Whether a run listed in both "id:status,…" strings has a new status. */
 export function statusChanged(before: string, after: string): boolean {
