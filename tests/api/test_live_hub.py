@@ -53,7 +53,7 @@ def test_one_subscription_per_process_serves_every_stream_every_point_once(api_s
 
     subscriptions = _subscribed_connections(api_server, redis.Redis.from_url(redis_url))
     assert len(subscriptions) == 1, subscriptions
-    assert (subscriptions[0]["psub"], subscriptions[0]["sub"]) == ("1", "1"), "run:* and the rights channel"
+    assert (subscriptions[0]["psub"], subscriptions[0]["sub"]) == ("1", "2"), "run:*, the rights and watch channels"
 
     for batch in range(10):
         _log(api, run["id"], 1 + 2 * batch)
@@ -65,6 +65,41 @@ def test_one_subscription_per_process_serves_every_stream_every_point_once(api_s
         received = reader.points()
         assert len(received) == len(set(received)) and set(received) == stored
         assert reader.kinds()[-1] == "end" and len(reader.sent_last_event_ids) == 1
+
+
+def test_a_run_nobody_watches_sends_no_notices_and_a_viewer_who_comes_later_gets_every_point(api_server, api,
+                                                                                             redis_url):
+    """Metrics notices of a run nobody watches are skipped (services/watched_runs): each would be heard, and
+    dropped, by every API process. A viewer's hub announces the run before its first read."""
+    from tunelab.services.events import run_channel
+
+    run = _external_run(api)
+    listener = redis.Redis.from_url(redis_url, decode_responses=True).pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(run_channel(run["id"]))
+
+    def notices_of_one_batch(first_step: int) -> int:
+        _log(api, run["id"], first_step)
+        heard = 0
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            message = listener.get_message(timeout=0.1)
+            heard += message is not None and json.loads(message["data"])["type"] == "metrics"
+        return heard
+
+    # An API process that has only just started hearing who watches counts every run as watched.
+    step = iter(range(1, 10_000, 2))
+    wait_for(lambda: notices_of_one_batch(next(step)) == 0, 60, 0, "a batch of an unwatched run sent no notice")
+
+    reader = SseReader(f"{api_server}{API}/runs/{run['id']}/events",
+                       {"Authorization": api.headers["Authorization"]}).start()
+    wait_for(lambda: "status" in reader.kinds(), 60, 0.05, "the stream to open")
+    assert notices_of_one_batch(next(step)) == 1, "a watched run's flush is announced"
+    for _ in range(3):
+        _log(api, run["id"], next(step))
+    api.post(f"/runs/{run['id']}/cancel").raise_for_status()
+    assert reader.finished.wait(30), reader.kinds()[-5:]
+    assert set(reader.points()) == _stored(api, run["id"])
+    listener.close()
 
 
 def _parse(text: str) -> list[tuple[str, dict | list]]:

@@ -2,6 +2,7 @@
 token, user, run and roles reads each batch once paid), and a revoked token or a lowered role is obeyed at once
 though the caller is remembered."""
 
+from fastapi import Request
 from sqlalchemy import event
 
 from tests.api.teams_helpers import (
@@ -14,6 +15,7 @@ from tests.api.teams_helpers import (
     stateless_client,
 )
 from tests.conftest import wait_for
+from tunelab.api.deps import get_db
 from tunelab.db.session import get_engine
 from tunelab.services import principal_cache
 
@@ -104,3 +106,43 @@ def test_a_remembered_run_that_is_deleted_takes_no_more_points_even_when_its_id_
         assert successor == doomed  # the case this test is for
     error_of(late, 404, "RUN_NOT_FOUND")
     assert http.get(f"{API}/runs/{successor}/metrics", headers=other.owner.headers).json()["series"] == []
+
+
+def test_a_remembered_callers_batch_skips_the_route_and_is_answered_as_the_route_would(app, client, redis_url):
+    """api/ingest_fast_path: once the caller and the run are remembered, a batch opens no request session (FastAPI's
+    routing and dependencies cost ~1 ms a request); the answer and what is stored are the route's."""
+    _wait_until_credentials_are_remembered()
+    http = stateless_client(app)
+    team = create_team(app, client, http, "fast-path")
+    run_id = launch_external(http, team.editor, team.project_id)["id"]
+    sessions_opened = []
+
+    async def counted_db(request: Request):
+        sessions_opened.append(request.url.path)
+        async for session in get_db(request):
+            yield session
+
+    app.dependency_overrides[get_db] = counted_db
+    try:
+        first = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(0), headers=team.editor.headers)
+        through_route = len(sessions_opened)
+        second = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(100), headers=team.editor.headers)
+        retried = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(100), headers=team.editor.headers)
+        fast = len(sessions_opened) - through_route
+        bad = http.post(f"{API}/runs/{run_id}/metrics", json={"points": [{"key": "", "step": 0, "value": 1}]},
+                        headers=team.editor.headers)
+        viewer = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(200), headers=team.viewer.headers)
+    finally:
+        del app.dependency_overrides[get_db]
+
+    assert through_route == 1, "the first batch is the route's: it reads the token, roles and run"
+    assert fast == 0, "the remembered caller's batches opened a request session: they went through the route"
+    assert first.json() == {"seq": 1, "accepted": 300}
+    assert second.status_code == 200 and second.json() == {"seq": 2, "accepted": 300}
+    assert second.headers["content-type"] == "application/json" and second.headers["x-request-id"]
+    assert retried.json() == {"seq": 3, "accepted": 300}  # idempotent: nothing stored twice
+    error_of(bad, 422, "VALIDATION_ERROR")  # worded by the route, as any refusal
+    error_of(viewer, 403, "FORBIDDEN")
+    summary = {series["key"]: series["count"] for series in
+               http.get(f"{API}/runs/{run_id}/metrics", headers=team.editor.headers).json()["series"]}
+    assert summary == dict.fromkeys(KEYS, 200)

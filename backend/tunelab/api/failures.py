@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import exc as sa_exc
 
 from tunelab.api.middleware import REQUEST_ID_HEADER, request_id
-from tunelab.core.errors import error_payload
+from tunelab.core.errors import AppError, error_payload
 
 log = logging.getLogger("tunelab.api")
 
@@ -33,6 +33,11 @@ def is_database_unavailable(exc: BaseException) -> bool:
     if isinstance(exc.orig, psycopg.OperationalError | psycopg.InterfaceError):
         return True
     return isinstance(exc.orig, sqlite3.OperationalError) and "database is locked" in str(exc.orig)
+
+
+def app_error_response(exc: AppError) -> JSONResponse:
+    """A refusal the caller can act on, in the one error shape (the AppError handler's answer)."""
+    return JSONResponse(error_payload(exc.code, exc.message, exc.details), status_code=exc.status_code)
 
 
 async def internal_error(request: Request, exc: Exception) -> JSONResponse:

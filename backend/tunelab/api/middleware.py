@@ -56,11 +56,11 @@ class InvalidCharactersMiddleware:
             return
         field = _invalid_path_field(scope) or _invalid_query_field(scope["query_string"])
         if field is None and _is_json(scope):
-            body = await _read_body(receive)
+            body = await read_body(receive)
             if body is None:
                 return  # the client left before its body was complete: there is no one to answer
             field = _invalid_json_field(body)
-            receive = _replay(body, receive)
+            receive = replay_body(body, receive)
         if field is None:
             await self.app(scope, receive, send)
         else:
@@ -115,7 +115,8 @@ def _invalid_json_field(body: bytes) -> str | None:
     return next((path or "body" for path in invalid_string_paths(document)), None)
 
 
-async def _read_body(receive: Receive) -> bytes | None:
+async def read_body(receive: Receive) -> bytes | None:
+    """The whole request body; None when the client disconnected before sending all of it."""
     chunks = []
     while True:
         message = await receive()
@@ -126,7 +127,8 @@ async def _read_body(receive: Receive) -> bytes | None:
             return b"".join(chunks)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives `body` (already read) first, for the app behind a middleware that read it."""
     sent = False
 
     async def replay() -> Message:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import get_settings
+from tunelab.services import watched_runs
 
 log = logging.getLogger(__name__)
 _PENDING_KEY = "tunelab_after_commit"
@@ -52,6 +53,16 @@ def call_after_commit(session: Session, callback: Callable[[], None]) -> None:
 
 def publish_after_commit(session: Session, run_id: int, message: RunEvent) -> None:
     call_after_commit(session, lambda: publish_now(run_id, message))
+
+
+def publish_metrics_after_commit(session: Session, run_id: int, seq: int) -> None:
+    call_after_commit(session, lambda: publish_metrics_now(run_id, seq))
+
+
+def publish_metrics_now(run_id: int, seq: int) -> None:
+    """The notice of a flush, unless this process knows nobody watches the run (services/watched_runs)."""
+    if watched_runs.watched(run_id):
+        publish_now(run_id, {"type": "metrics", "seq": seq})
 
 
 def publish_now(run_id: int, message: RunEvent) -> None:

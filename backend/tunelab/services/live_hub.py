@@ -1,6 +1,7 @@
 """One Redis subscription per API process, fanned out to every live stream of every run.
 
-The hub holds one subscription: PSUBSCRIBE `<namespace>:run:*` (and principal_cache's channel of changed rights).
+The hub holds one subscription: PSUBSCRIBE `<namespace>:run:*` (and the channels of changed rights, principal_cache,
+and of watched runs, watched_runs, where it also announces its feeds).
 For each run that someone is watching it keeps a feed: the run's recent flushes as ready-to-send SSE events, by
 flush number (`metric_seq`), and its latest status. Notifications mark feeds due; one SQL read (in one session,
 for every due feed of every run) follows a short gathering delay, and what it reads is formatted once and served
@@ -37,7 +38,7 @@ from tunelab.db.models.metric import Metric
 from tunelab.db.models.run import FINISHED_STATUSES, Run
 from tunelab.db.session import get_sessionmaker
 from tunelab.schemas.metrics import MAX_POINTS_PER_BATCH
-from tunelab.services import metrics, principal_cache, runs, shares
+from tunelab.services import metrics, principal_cache, runs, shares, watched_runs
 
 log = logging.getLogger(__name__)
 metric_table = Metric.__table__
@@ -123,6 +124,12 @@ def _new_points(session: Session, after: dict[int, int]) -> tuple[dict[int, list
     return by_run, rows[-1][0] if len(rows) == READ_LIMIT else None
 
 
+def announce_and_read_feeds(new_feeds: list[int], asks: list[tuple[int, int | None, bool, bool]]
+                            ) -> dict[int, FeedRead]:
+    watched_runs.announce(new_feeds)
+    return read_feeds(asks)
+
+
 def read_feeds(asks: list[tuple[int, int | None, bool, bool]]) -> dict[int, FeedRead]:
     """One session for every feed that is due: (run_id, seq it has or None before its first read, points due,
     status due). Statuses are read first: a run's last flush is committed before its final status, so a final
@@ -160,6 +167,7 @@ class RunFeed:
         self.gone = False  # the run was deleted
         self.points_due = False
         self.status_due = True  # a feed's first read is a status read: it says where the feed starts
+        self.announced = False  # to every API process as watched (services/watched_runs), before that read
         self._seqs: list[int] = []
         self._events: list[str] = []
         self._changed = asyncio.Event()
@@ -263,6 +271,7 @@ class LiveHub:
         self._feeds: dict[int, RunFeed] = {}
         self._links: dict[int, tuple[float, asyncio.Task[bool]]] = {}
         self._due = asyncio.Event()
+        self._announce_now = asyncio.Event()  # another hub asked which runs are watched
         self._stopped = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task] = []
@@ -270,7 +279,8 @@ class LiveHub:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._tasks = [asyncio.create_task(self._read_due(), name="live hub: reads"),
-                       asyncio.create_task(self._poll_while_deaf(), name="live hub: polls")]
+                       asyncio.create_task(self._poll_while_deaf(), name="live hub: polls"),
+                       asyncio.create_task(self._renew_watches(), name="live hub: watches")]
         threading.Thread(target=self._subscribe, name="live hub", daemon=True).start()
         _running.add(self)
 
@@ -347,8 +357,12 @@ class LiveHub:
             asks = [feed.ask() for feed in due]
             if not asks:
                 continue
+            # Writers skip the notices of runs nobody watches: a new feed is announced before its first read.
+            unannounced = [feed.run_id for feed in due if not feed.announced]
+            for feed in due:
+                feed.announced = True
             try:
-                found = await self.read("feeds", read_feeds, asks)
+                found = await self.read("feeds", announce_and_read_feeds, unannounced, asks)
             except Exception:  # noqa: BLE001  (database briefly away: the streams wait, the feeds try again)
                 log.warning("live feeds could not be read; retrying in %g s", self.poll_interval_s, exc_info=True)
                 for feed, (_, _, points_due, status_due) in zip(due, asks, strict=True):
@@ -362,6 +376,14 @@ class LiveHub:
                 feed.apply(read, status_due)
                 if feed.points_due:
                     self._due.set()
+
+    async def _renew_watches(self) -> None:
+        while True:
+            with anyio.move_on_after(watched_runs.RENEW_S):
+                await self._announce_now.wait()
+            self._announce_now.clear()
+            if self._feeds:
+                await to_thread.run_sync(watched_runs.announce, list(self._feeds), limiter=self._limiter)
 
     async def _poll_while_deaf(self) -> None:
         while True:
@@ -384,7 +406,7 @@ class LiveHub:
             pubsub = get_redis().pubsub()
             try:
                 pubsub.psubscribe(self.pattern)
-                pubsub.subscribe(principal_cache.channel())
+                pubsub.subscribe(principal_cache.channel(), watched_runs.channel())
                 self._follow(pubsub)
             except Exception:  # noqa: BLE001  (Redis away: the feeds follow SQL until it is back)
                 if warned_after != self.subscriptions:  # once per outage, not once per attempt
@@ -400,7 +422,8 @@ class LiveHub:
             self._stopped.wait(self.poll_interval_s)
 
     def _follow(self, pubsub: PubSub) -> None:
-        hearing_rights = False
+        hearing_rights = hearing_watches = False
+        rights_channel, watch_channel = principal_cache.channel(), watched_runs.channel()
         heard = time.monotonic()
         try:
             while not self._stopped.is_set():
@@ -418,9 +441,16 @@ class LiveHub:
                     continue
                 heard = now
                 for message in batch:
-                    if message["type"] == "message":
+                    if message["type"] == "message" and message["channel"] == watch_channel:
+                        if watched_runs.heard(message["data"]):
+                            self._call_soon(self._announce_now.set)
+                    elif message["type"] == "message":
                         principal_cache.forget_all()
-                    elif message["type"] == "subscribe":
+                    elif message["type"] == "subscribe" and message["channel"] == watch_channel:
+                        hearing_watches = True
+                        watched_runs.hearing(True)  # also after a re-subscription: what was missed is unknown
+                        watched_runs.ask()
+                    elif message["type"] == "subscribe" and message["channel"] == rights_channel:
                         # A re-subscription by redis-py itself may have missed a change: forget either way.
                         if not hearing_rights:
                             hearing_rights = True
@@ -430,6 +460,8 @@ class LiveHub:
         finally:
             if hearing_rights:
                 principal_cache.hearing(False)
+            if hearing_watches:
+                watched_runs.hearing(False)
 
     def _take(self, batch: list[dict]) -> None:
         for message in batch:

@@ -38,7 +38,7 @@ from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services import run_refs
 from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
-from tunelab.services.events import publish_after_commit
+from tunelab.services.events import publish_metrics_after_commit
 from tunelab.services.run_refs import RunRef
 
 log = logging.getLogger(__name__)
@@ -73,12 +73,21 @@ class KeySummary(NamedTuple):
 
 def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint], *,
                   remembered: RunRef | None = None) -> int:
-    """Store a batch of (key, step, value, wall_time) under a new flush number and return it; the caller commits.
+    """Store a batch of (key, step, value, wall_time) under a new flush number and return it; the caller commits,
+    and live views hear of the flush once it has."""
+    seq = store_points(session.connection(), run_id, points, remembered=remembered)
+    publish_metrics_after_commit(session, run_id, seq)
+    return seq
+
+
+def store_points(connection: Connection, run_id: int, points: Sequence[MetricPoint], *,
+                 remembered: RunRef | None = None) -> int:
+    """ingest_points on a bare connection (the metrics fast path has no ORM session): the caller commits, then
+    calls events.publish_metrics_now.
 
     Idempotent on (run_id, key, step): a retried batch stores nothing twice and leaves the summaries unchanged.
     With `remembered` (services/run_refs), the run must still be in that project and external, else RUN_NOT_FOUND.
     """
-    connection = session.connection()
     if connection.dialect.name == "postgresql":
         # Metric points are telemetry: a database crash may lose the last fraction of a second of them (never
         # corrupt anything), and not waiting for the WAL flush of every batch measured ~10 % more ingest.
@@ -103,7 +112,6 @@ def ingest_points(session: Session, run_id: int, points: Sequence[MetricPoint], 
         cells = _cells(new_points)
         _merge_summaries(connection, run_id, _summarize(cells))
         _merge_rollups(connection, run_id, cells)
-    publish_after_commit(session, run_id, {"type": "metrics", "seq": seq})
     return seq
 
 
@@ -123,6 +131,17 @@ def _bump_seq(guarded: bool) -> Update:
 def ingest_external_points(session: Session, run: RunRef, points: Sequence[MetricPoint]) -> int:
     """Points logged from outside Tunelab, accepted only into an external run: a run Tunelab trains has one writer,
     its worker, so a point posted from elsewhere cannot overwrite or pre-empt what training logs."""
+    _require_external(run)
+    return ingest_points(session, run.id, points, remembered=run)
+
+
+def store_external_points(connection: Connection, run: RunRef, points: Sequence[MetricPoint]) -> int:
+    """ingest_external_points on a bare connection, as store_points is ingest_points."""
+    _require_external(run)
+    return store_points(connection, run.id, points, remembered=run)
+
+
+def _require_external(run: RunRef) -> None:
     if not run.external:
         raise AppError(
             "RUN_NOT_EXTERNAL",
@@ -130,7 +149,6 @@ def ingest_external_points(session: Session, run: RunRef, points: Sequence[Metri
             '"external": true accepts metrics from outside',
             {"run_id": run.id},
         )
-    return ingest_points(session, run.id, points, remembered=run)
 
 
 def _storable_points(connection: Connection, points: Sequence[MetricPoint]) -> list[MetricPoint]:

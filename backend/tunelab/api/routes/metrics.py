@@ -25,6 +25,7 @@ from tunelab.schemas.metrics import (
 from tunelab.services import access, table_exports
 from tunelab.services import metrics as metrics_service
 from tunelab.services.downsample import SeriesData
+from tunelab.services.metrics import MetricPoint
 
 router = APIRouter(tags=["metrics"])
 
@@ -69,6 +70,14 @@ def query_metrics(query: MetricsQuery, session: SessionDep, principal: ReaderDep
     return MetricsQueryPublic.model_construct(data=[_run_metrics(run_id, series) for run_id, series in by_run.items()])
 
 
+def batch_points(batch: MetricBatchIn) -> list[MetricPoint]:
+    """The batch as the tuples ingest stores; a point sent without wall_time gets the time it was received."""
+    received_at = time.time()
+    return [(point["key"], point["step"], point["value"], point.get("wall_time") or received_at)
+            for point in batch.points]
+
+
+# Requests of a caller and run the process remembers are answered by api/ingest_fast_path.py instead, as this would.
 @router.post(
     "/runs/{run_id}/metrics",
     response_model=MetricBatchPublic,
@@ -84,10 +93,6 @@ async def create_run_metrics(run: RunMetricsLogger, request: Request, session: S
         batch = MetricBatchIn.model_validate_json(await request.body())
     except ValidationError as exc:
         raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
-    received_at = time.time()
-    points = [
-        (point["key"], point["step"], point["value"], point.get("wall_time") or received_at)
-        for point in batch.points
-    ]
+    points = batch_points(batch)
     seq = await run_in_threadpool(metrics_service.ingest_external_points, session, run, points)
     return MetricBatchPublic(seq=seq, accepted=len(points))
