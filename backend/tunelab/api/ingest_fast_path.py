@@ -81,7 +81,10 @@ def _accepted(scope: Scope, run_id: int, body: bytes) -> tuple[RunRef, list[Metr
     bearer = _bearer(scope)
     roles = principal_cache.recall_token_roles(bearer) if bearer is not None else None
     run = run_refs.recall(run_id) if roles is not None else None
-    if run is None or not run.external or not (role := roles.get(run.project_id)) or not role.allows(Role.editor):
+    if roles is None or run is None or not run.external:
+        return None
+    role = roles.get(run.project_id)
+    if role is None or not role.allows(Role.editor):
         return None
     try:
         return run, batch_points(MetricBatchIn.model_validate_json(body))
