@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tunelab import __version__
-from tunelab.api.failures import app_error_response, database_error, internal_error
+from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
 from tunelab.api.ingest_fast_path import MetricsIngestFastPath
 from tunelab.api.middleware import InvalidCharactersMiddleware, RequestIdMiddleware
 from tunelab.api.policies import route_policy_table
@@ -99,6 +99,8 @@ def create_app() -> FastAPI:
         return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code)
 
     app.add_exception_handler(SQLAlchemyError, database_error)
+    for driver_error in DRIVER_ERRORS:
+        app.add_exception_handler(driver_error, database_error)
     app.add_exception_handler(Exception, internal_error)
     # The last added runs first: every answer, a 422 for a NUL included, carries the request id, and the metrics
     # fast path sees only bodies whose characters have been checked.

@@ -22,17 +22,22 @@ def _request_id(request: Request) -> str:
     return request_id(request.scope) or uuid.uuid4().hex
 
 
+# The drivers' own errors: the metrics ingest path runs its statements on the driver (services/metrics.Driver).
+DRIVER_ERRORS = (sqlite3.Error, psycopg.Error)
+
+
 def is_database_unavailable(exc: BaseException) -> bool:
     """A failure to reach the database (down, restarting, pool exhausted, SQLite locked), not a bug in a query."""
     if isinstance(exc, sa_exc.TimeoutError):
         return True
-    if not isinstance(exc, sa_exc.DBAPIError):
-        return False
-    if exc.connection_invalidated:
+    driver_error: BaseException | None = exc
+    if isinstance(exc, sa_exc.DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        driver_error = exc.orig
+    if isinstance(driver_error, psycopg.OperationalError | psycopg.InterfaceError):
         return True
-    if isinstance(exc.orig, psycopg.OperationalError | psycopg.InterfaceError):
-        return True
-    return isinstance(exc.orig, sqlite3.OperationalError) and "database is locked" in str(exc.orig)
+    return isinstance(driver_error, sqlite3.OperationalError) and "database is locked" in str(driver_error)
 
 
 def app_error_response(exc: AppError) -> JSONResponse:

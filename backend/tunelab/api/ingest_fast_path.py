@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tunelab.api.failures import app_error_response, database_error
+from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error
 from tunelab.api.middleware import read_body, replay_body
 from tunelab.api.routes.metrics import batch_points
 from tunelab.core.errors import AppError
@@ -35,7 +35,7 @@ from tunelab.schemas.metrics import MetricBatchIn, MetricBatchPublic
 from tunelab.services import metrics as metrics_service
 from tunelab.services import principal_cache, run_refs
 from tunelab.services.events import publish_metrics_now
-from tunelab.services.metrics import MetricPoint
+from tunelab.services.metrics import Driver, MetricPoint
 from tunelab.services.run_refs import RunRef
 
 # The route's path with a run id the route's ResourceId accepts (1 … 2^63-1 fits in 19 digits; the route checks the
@@ -66,7 +66,7 @@ class MetricsIngestFastPath:
         except AppError as exc:  # e.g. the remembered run was deleted meanwhile: the route's answer
             await app_error_response(exc)(scope, receive, send)
             return
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, *DRIVER_ERRORS) as exc:
             await (await database_error(Request(scope), exc))(scope, receive, send)
             return
         content = MetricBatchPublic(seq=seq, accepted=len(points)).model_dump_json().encode()
@@ -101,11 +101,16 @@ def _bearer(scope: Scope) -> str | None:
 
 
 def _store(run: RunRef, points: list[MetricPoint]) -> int:
-    # A bare connection: an ORM session's bookkeeping cost more than the batch's statements, and nothing here is
-    # an ORM object. Live views hear of the flush after the commit, as ingest_points arranges on a session.
-    with get_engine().connect() as connection:
-        seq = metrics_service.store_external_points(connection, run, points)
-        connection.commit()
+    # The pool's driver connection, with no SQLAlchemy Connection or ORM session around it: their bookkeeping cost
+    # more than a small batch's statements (services/metrics.Driver). Returned to the pool, it is rolled back unless
+    # committed. Live views hear of the flush after the commit, as ingest_points arranges on a session.
+    engine = get_engine()
+    pooled = engine.raw_connection()
+    try:
+        seq = metrics_service.store_external_points(Driver(pooled.driver_connection, engine.dialect.name), run, points)
+        pooled.commit()
+    finally:
+        pooled.close()
     publish_metrics_now(run.id, seq)
     return seq
 
