@@ -21,8 +21,8 @@ from tunelab.services import principal_cache
 
 KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")
 # Statements of one batch of a remembered caller (on SQLite, the session's database): the flush number (UPDATE
-# run), the points' INSERT, and the summaries and rollups upserts.
-MOST_STATEMENTS_PER_BATCH = 4
+# run), the points' INSERT, the replay index's rows (metric_flush), and the summaries and rollups upserts.
+MOST_STATEMENTS_PER_BATCH = 5
 
 
 def _batch(first_step: int) -> dict:

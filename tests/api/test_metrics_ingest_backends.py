@@ -69,6 +69,28 @@ def test_points_after_replays_in_flush_order(session):
     assert [p.step for p in metrics.points_after(session, run.id, 0, 1)] == [1]
 
 
+def test_replay_finds_each_flush_through_the_replay_index_however_its_steps_interleave(session):
+    """A flush's rows are found by its step range per key (metric_flush); other flushes' points inside that range,
+    and a retried flush that stored nothing new, are told apart by seq."""
+    run = _create_run(session)
+    metrics.ingest_points(session, run.id, [("a", 0, 0.0, 0.0), ("a", 40, 4.0, 0.0), ("b", 7, 7.0, 0.0)])
+    metrics.ingest_points(session, run.id, [("a", 20, 2.0, 0.0), ("a", 40, 9.0, 0.0)])  # 40 is stored already
+    metrics.ingest_points(session, run.id, [("a", 0, 5.0, 0.0)])  # a retry: nothing new
+    for first in range(3, 9):
+        metrics.ingest_points(session, run.id, [("a", 100 * first + step, 1.0, 0.0) for step in range(3)])
+
+    replay = [(p.seq, p.key, p.step, p.value) for p in metrics.points_after(session, run.id, 0, 100)]
+
+    assert replay[:4] == [(1, "a", 0, 0.0), (1, "a", 40, 4.0), (1, "b", 7, 7.0), (2, "a", 20, 2.0)]
+    assert [(seq, step) for seq, _, step, _ in replay[4:]] == [
+        (seq, 100 * (seq - 1) + step) for seq in range(4, 10) for step in range(3)]
+    assert [(p.seq, p.step) for p in metrics.points_after(session, run.id, 1, 100)][:1] == [(2, 20)]
+    # A read cut at its limit returns the first rows in order, the last flush cut where the limit falls.
+    for limit in (1, 4, 5, 9):
+        assert [(p.seq, p.key, p.step, p.value) for p in metrics.points_after(session, run.id, 0, limit)] == \
+            replay[:limit]
+
+
 @pytest.mark.parametrize("max_points", [700, 3000])  # 30,000 steps: from the rollup cells, then from the raw rows
 def test_bucketing_in_sql_matches_the_reference(session, max_points):
     run = _create_run(session)

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import anyio
 from anyio import to_thread
 from redis.client import PubSub
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tunelab.core.redis import get_redis
@@ -112,15 +112,10 @@ class FeedRead:
 def _new_points(session: Session, after: dict[int, int]) -> tuple[dict[int, list[metrics.SequencedPoint]], int | None]:
     """The points of every run in `after` past its flush number, in one query (one round trip for all the runs),
     and the run the read stopped in when it hit READ_LIMIT (that run's last flush may be cut; later runs got none)."""
-    column = metric_table.c
-    condition = or_(*(and_(column.run_id == run_id, column.seq > seq) for run_id, seq in after.items()))
-    rows = session.execute(
-        select(column.run_id, column.seq, column.key, column.step, column.value, column.wall_time)
-        .where(condition).order_by(column.run_id, column.seq, column.key, column.step).limit(READ_LIMIT)
-    ).all()
+    rows = metrics.points_after_many(session, after, READ_LIMIT)
     by_run: dict[int, list[metrics.SequencedPoint]] = {}
-    for run_id, *point in rows:
-        by_run.setdefault(run_id, []).append(metrics.SequencedPoint(*point))
+    for run_id, point in rows:
+        by_run.setdefault(run_id, []).append(point)
     return by_run, rows[-1][0] if len(rows) == READ_LIMIT else None
 
 

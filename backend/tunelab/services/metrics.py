@@ -18,10 +18,12 @@ from sqlalchemy import (
     Connection,
     ScalarSelect,
     Update,
+    and_,
     bindparam,
     case,
     func,
     literal,
+    or_,
     select,
     text,
     tuple_,
@@ -37,7 +39,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from tunelab.core.errors import AppError
 from tunelab.db.base import table_of
-from tunelab.db.models.metric import Metric, MetricRollup, MetricSummary
+from tunelab.db.models.metric import Metric, MetricFlush, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services import run_refs
 from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
@@ -51,6 +53,7 @@ EVAL_LOSS_KEY = "eval/loss"
 metric_table = table_of(Metric)
 summary_table = table_of(MetricSummary)
 rollup_table = table_of(MetricRollup)
+flush_table = table_of(MetricFlush)
 run_table = table_of(Run)
 
 
@@ -142,9 +145,10 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
     storable = _storable_points(driver, points)
     inserted = _insert_points(driver, run_id, seq, storable)
     # Nearly every batch is new; only a retry or a repeated (key, step) needs the rows the database really took.
-    new_points = storable if inserted == len(storable) else _points_of_flush(driver, run_id, seq)
+    new_points = storable if inserted == len(storable) else _points_of_flush(driver, run_id, seq, storable)
     if new_points:
         cells = _cells(new_points)
+        _note_flush(driver, run_id, seq, cells)
         _merge_summaries(driver, run_id, _summarize(cells))
         _merge_rollups(driver, run_id, cells)
     return seq
@@ -253,12 +257,37 @@ def _number_array(numbers: Sequence[float]) -> str:
     return "{" + ",".join(map(repr, numbers)) + "}"
 
 
-def _points_of_flush(driver: Driver, run_id: int, seq: int) -> list[MetricPoint]:
-    cursor = driver.execute("points_of_flush", {"the_run_id": run_id, "the_seq": seq})
-    try:
-        return [tuple(row) for row in cursor.fetchall()]
-    finally:
+def _points_of_flush(driver: Driver, run_id: int, seq: int, sent: list[MetricPoint]) -> list[MetricPoint]:
+    """What flush `seq` really stored of the points `sent`: per key, its rows in the sent step range."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for key, step, _, _ in sent:
+        low, high = ranges.get(key, (step, step))
+        ranges[key] = (min(low, step), max(high, step))
+    stored: list[MetricPoint] = []
+    for key, (first_step, last_step) in ranges.items():
+        cursor = driver.execute("points_of_flush", {"the_run_id": run_id, "the_seq": seq, "the_key": key,
+                                                    "the_first_step": first_step, "the_last_step": last_step})
+        stored.extend(tuple(row) for row in cursor.fetchall())
         cursor.close()
+    return stored
+
+
+def _note_flush(driver: Driver, run_id: int, seq: int, cells: "dict[tuple[str, int], Cell]") -> None:
+    """The replay index's rows of this flush (MetricFlush): per key, a step range around its new points, from the
+    cells (whole cells: a few steps wider than the points, which replay tells apart by seq)."""
+    ranges: dict[str, list[int]] = {}  # key -> [first step, last step, count]
+    for (key, cell_id), cell in cells.items():
+        found = ranges.get(key)
+        if found is None:
+            ranges[key] = [cell_id * ROLLUP_WIDTH, cell.last_step, cell.count]
+        else:
+            found[0] = min(found[0], cell_id * ROLLUP_WIDTH)
+            found[1] = max(found[1], cell.last_step)
+            found[2] += cell.count
+    driver.executemany("note_flush", [
+        {"run_id": run_id, "seq": seq, "key": key, "first_step": first_step, "last_step": last_step, "count": count}
+        for key, (first_step, last_step, count) in ranges.items()
+    ])
 
 
 def _nan_min(a: float, b: float) -> float:
@@ -418,7 +447,10 @@ _STATEMENTS: dict[str, Callable[[str], ClauseElement]] = {
     "insert_points_pg": lambda _: _PG_INSERT_POINTS,
     "points_of_flush": lambda _: select(
         metric_table.c.key, metric_table.c.step, metric_table.c.value, metric_table.c.wall_time).where(
-        metric_table.c.run_id == bindparam("the_run_id"), metric_table.c.seq == bindparam("the_seq")),
+        metric_table.c.run_id == bindparam("the_run_id"), metric_table.c.key == bindparam("the_key"),
+        metric_table.c.step.between(bindparam("the_first_step"), bindparam("the_last_step")),
+        metric_table.c.seq == bindparam("the_seq")),
+    "note_flush": lambda _: flush_table.insert(),
     "upsert_summaries": _upsert_summaries,
     "copy_eval_loss": lambda _: _copy_eval_loss(),
     "upsert_rollups": _upsert_rollups,
@@ -583,13 +615,41 @@ def _read_from_rollups(
 
 def points_after(session: Session, run_id: int, after_seq: int, limit: int) -> list[SequencedPoint]:
     """Points of flushes after `after_seq`, in flush order: what a reconnecting live view missed."""
+    return [point for _, point in points_after_many(session, {run_id: after_seq}, limit)]
+
+
+def points_after_many(session: Session, after: dict[int, int], limit: int) -> list[tuple[int, SequencedPoint]]:
+    """(run_id, point) of every run in `after` past its flush number, ordered by run, flush, key and step, `limit`
+    rows at most: found through the replay index (MetricFlush), each flush's rows a primary-key range of `metric`
+    filtered by seq. The flushes those rows are in are found first, from their counts, so that a replay from far
+    behind reads (and sorts) only what it returns."""
+    flush, point = flush_table.c, metric_table.c
+    flushes = session.execute(
+        select(flush.run_id, flush.seq, flush.count)
+        .where(or_(*(and_(flush.run_id == run_id, flush.seq > seq) for run_id, seq in after.items())))
+        .order_by(flush.run_id, flush.seq, flush.key)
+        .limit(limit)  # every row holds a point at least
+    ).all()
+    last_needed: dict[int, int] = {}
+    covered = 0
+    for run_id, seq, count in flushes:
+        last_needed[run_id] = seq
+        covered += count
+        if covered >= limit:
+            break
+    if not last_needed:
+        return []
+    stored_in_flush = and_(point.run_id == flush.run_id, point.key == flush.key,
+                           point.step.between(flush.first_step, flush.last_step), point.seq == flush.seq)
     rows = session.execute(
-        select(metric_table.c.seq, metric_table.c.key, metric_table.c.step, metric_table.c.value, metric_table.c.wall_time)
-        .where(metric_table.c.run_id == run_id, metric_table.c.seq > after_seq)
-        .order_by(metric_table.c.seq, metric_table.c.key, metric_table.c.step)
+        select(flush.run_id, flush.seq, flush.key, point.step, point.value, point.wall_time)
+        .select_from(flush_table.join(metric_table, stored_in_flush))
+        .where(or_(*(and_(flush.run_id == run_id, flush.seq > after[run_id], flush.seq <= last_seq)
+                     for run_id, last_seq in last_needed.items())))
+        .order_by(flush.run_id, flush.seq, flush.key, point.step)
         .limit(limit)
     )
-    return [SequencedPoint(*row) for row in rows]
+    return [(run_id, SequencedPoint(*point)) for run_id, *point in rows]
 
 
 def _require_runs(session: Session, run_ids: Sequence[int]) -> None:

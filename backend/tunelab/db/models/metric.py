@@ -1,17 +1,15 @@
-from sqlalchemy import BigInteger, Double, ForeignKey, Index, Integer, String
+from sqlalchemy import BigInteger, Double, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tunelab.db.base import Base
 
 
 class Metric(Base):
-    """Append-only history; one row per (run, key, step). `seq` numbers the flush that wrote it (SSE event ids)."""
+    """Append-only history; one row per (run, key, step). `seq` numbers the flush that wrote it (SSE event ids);
+    MetricFlush finds a flush's rows."""
 
     __tablename__ = "metric"
-    __table_args__ = (
-        Index("ix_metric_run_id_seq", "run_id", "seq"),
-        {"sqlite_with_rowid": False},
-    )
+    __table_args__ = ({"sqlite_with_rowid": False},)
 
     run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
@@ -51,3 +49,19 @@ class MetricRollup(Base):
     min_value: Mapped[float] = mapped_column(Double)
     max_value: Mapped[float] = mapped_column(Double)
     count: Mapped[int] = mapped_column(Integer)
+
+
+class MetricFlush(Base):
+    """The replay index: per flush and key, the step range its points were stored in. A live view that missed the
+    flushes after some seq reads their rows here and each one's primary-key range of `metric` (where `seq` matches):
+    a row per key and flush instead of an index entry per point, which cost ~40 % of storing a point."""
+
+    __tablename__ = "metric_flush"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    first_step: Mapped[int] = mapped_column(BigInteger)
+    last_step: Mapped[int] = mapped_column(BigInteger)
+    count: Mapped[int] = mapped_column(Integer)  # points of the flush and key: a replay reads only what it sends
