@@ -2,25 +2,17 @@
 
 import hashlib
 
-import pytest
 import sqlalchemy as sa
 
 from tunelab.db.migrate import downgrade, upgrade
 from tunelab.services.datasets import split_seed_for
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'split_seed.db'}"
-    return request.getfixturevalue("pg_url")
-
-
-def test_existing_datasets_get_the_split_seed_of_their_content(db_url):
-    downgrade(db_url)
-    upgrade(db_url, "0004")
+def test_existing_datasets_get_the_split_seed_of_their_content(migration_db_url):
+    downgrade(migration_db_url)
+    upgrade(migration_db_url, "0004")
     hashes = [hashlib.sha256(text).hexdigest() for text in (b'{"text": "a"}\n', b'{"text": "b"}\n')]
-    engine = sa.create_engine(db_url)
+    engine = sa.create_engine(migration_db_url)
     try:
         with engine.begin() as conn:
             project_id = conn.execute(sa.text("SELECT id FROM project")).scalar_one()
@@ -32,11 +24,11 @@ def test_existing_datasets_get_the_split_seed_of_their_content(db_url):
                     {"project": project_id, "name": f"d{number}", "path": f"{content_hash}.jsonl",
                      "hash": content_hash, "bundled": False},
                 )
-        upgrade(db_url, "0005")
+        upgrade(migration_db_url, "0005")
         with engine.connect() as conn:
             seeds = dict(conn.execute(sa.text("SELECT content_hash, split_seed FROM dataset")).all())
         assert seeds == {content_hash: split_seed_for(content_hash) for content_hash in hashes}
         assert len(set(seeds.values())) == 2
     finally:
         engine.dispose()
-        downgrade(db_url)
+        downgrade(migration_db_url)
