@@ -6,7 +6,7 @@ import type { Role } from "../../../api/client";
 import { formErrors } from "../../../api/formErrors";
 import { Card, ErrorBox, Field, fieldProps, Loading } from "../../../components/ui/ui";
 import { formatDateTime, formatRelative } from "../../../lib/format";
-import { canOwn, ROLE_HELP, ROLES, useSession } from "../../auth";
+import { canOwn, ROLE_HELP, RoleSelect, useSession } from "../../auth";
 import { useAddMember, useChangeMemberRole, useRemoveMember } from "../api/mutations";
 import { membersQueryOptions } from "../api/queries";
 
@@ -53,19 +53,13 @@ export function MembersCard({ projectId, role }: { projectId: number; role: Role
                   <td>{member.email}</td>
                   <td>
                     {owner ? (
-                      <select
+                      <RoleSelect
                         aria-label={`Role of ${member.email}`}
                         name="member_role_change"
                         value={member.role}
                         disabled={changeRole.isPending}
-                        onChange={(e) => changeRole.mutate({ userId: member.user_id, role: e.target.value as Role })}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
+                        onChange={(role) => changeRole.mutate({ userId: member.user_id, role })}
+                      />
                     ) : (
                       member.role
                     )}
@@ -119,13 +113,7 @@ function AddMemberForm({ projectId }: { projectId: number }) {
           <input {...fieldProps("member_email", errors.fields.member_email)} type="email" value={email} placeholder="colleague@example.com" onChange={(e) => setEmail(e.target.value)} />
         </Field>
         <Field name="member_role" label="Role" error={errors.fields.member_role} help={ROLE_HELP[role]}>
-          <select {...fieldProps("member_role", errors.fields.member_role)} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-            {ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
+          <RoleSelect {...fieldProps("member_role", errors.fields.member_role)} value={role} onChange={setRole} />
         </Field>
         <button type="submit" className="primary" disabled={add.isPending}>
           Add member

@@ -1,11 +1,10 @@
 // An admin creates an account with a password, or without one to get an invitation link to send by hand.
 import { useState, type FormEvent } from "react";
 
-import type { Role } from "../../../api/client";
 import { formErrors } from "../../../api/formErrors";
 import { Card, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
 import { absoluteUrl } from "../../../lib/url";
-import { ROLE_HELP, ROLES, useSession } from "../../auth";
+import { ROLE_HELP, RoleSelect, useSession } from "../../auth";
 import { ownedProjects, userCreateBody, type NewAccountForm } from "../accounts";
 import { useCreateUser } from "../api/mutations";
 import { IssuedInviteBox, type IssuedInvite } from "./IssuedInvite";
@@ -103,13 +102,7 @@ export function CreateUserCard({ invite, onInvite }: { invite: IssuedInvite | nu
           )}
           {projectId !== "" && (
             <Field name="user_role" label="Role" error={errors.fields.user_role} help={ROLE_HELP[form.role]}>
-              <select {...fieldProps("user_role", errors.fields.user_role)} value={form.role} onChange={(e) => set("role", e.target.value as Role)}>
-                {ROLES.map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
+              <RoleSelect {...fieldProps("user_role", errors.fields.user_role)} value={form.role} onChange={(role) => set("role", role)} />
             </Field>
           )}
           <button type="submit" className="primary" disabled={create.isPending}>

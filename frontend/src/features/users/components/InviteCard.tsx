@@ -5,7 +5,7 @@ import type { Role } from "../../../api/client";
 import { formErrors } from "../../../api/formErrors";
 import { Card, CopyField, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
 import { absoluteUrl } from "../../../lib/url";
-import { ROLE_HELP, ROLES } from "../../auth";
+import { ROLE_HELP, RoleSelect } from "../../auth";
 import { useInviteUser } from "../api/mutations";
 
 /** `projectName`: the project they join (you must own it); null: the account joins no project yet. */
@@ -60,13 +60,7 @@ export function InviteCard({ projectId, projectName }: { projectId: number; proj
           </Field>
           {projectName !== null && (
             <Field name="invite_role" label="Role" error={errors.fields.invite_role} help={ROLE_HELP[role]}>
-              <select {...fieldProps("invite_role", errors.fields.invite_role)} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                {ROLES.map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
-              </select>
+              <RoleSelect {...fieldProps("invite_role", errors.fields.invite_role)} value={role} onChange={setRole} />
             </Field>
           )}
           <button type="submit" className="primary" disabled={invite.isPending}>
