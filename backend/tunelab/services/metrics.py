@@ -111,10 +111,12 @@ class Driver(NamedTuple):
         cursor.execute(sql, {**fixed, **parameters} if fixed else parameters)
         return cursor
 
-    def insert_rows(self, statement: str, table: Table, rows: list[tuple], **constants: Any) -> None:
+    def insert_rows(self, statement: str, table: Table, rows: list[tuple], **constants: Any) -> int:
         """Rows of `table` (its columns in order, less the `constants`, which every row shares) in one statement
-        built by _batch_insert. PostgreSQL gets one array literal per column: executemany would run the statement
-        once per row (each parsed, planned and answered; ~80 µs of API CPU for a single row). SQLite runs in this
+        built by _batch_insert; returns how many rows it wrote. PostgreSQL gets one array literal per column:
+        executemany would run the statement once per row (each parsed, planned and answered; ~80 µs of API CPU for
+        a single row), and psycopg's list dumper costs ~0.6 µs per element where joining the C reprs costs ~0.1 µs
+        (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf). SQLite runs in this
         process, where stepping one prepared statement over the rows is the cheapest."""
         sql, fixed = _driver_sql(statement, self.dialect)
         names = [column.name for column in table.columns if column.name not in constants]
@@ -127,6 +129,7 @@ class Driver(NamedTuple):
                     for name, values in zip(names, columns, strict=True)}})
             else:
                 cursor.executemany(sql, [{**constants, **dict(zip(names, row, strict=True))} for row in rows])
+            return cursor.rowcount
         finally:
             cursor.close()
 
@@ -170,9 +173,7 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
     return seq
 
 
-@cache
 def _bump_seq(guarded: bool) -> Update:
-    """Built once: constructing a statement costs more CPU than running this one (~100 µs of a 1-point batch)."""
     statement = update(run_table).where(run_table.c.id == bindparam("the_run_id"))
     if guarded:  # bind names unlike the columns', which an UPDATE reserves for its SET clause
         statement = statement.where(run_table.c.project_id == bindparam("the_project_id"),
@@ -215,37 +216,12 @@ def _storable_points(driver: Driver, points: Sequence[MetricPoint]) -> list[Metr
     return storable
 
 
-_PG_INSERT_POINTS = text(
-    "INSERT INTO metric (run_id, key, step, value, wall_time, seq) "
-    "SELECT :run_id, point.key, point.step, point.value, point.wall_time, :seq "
-    "FROM unnest(CAST(:keys AS text[]), CAST(:steps AS bigint[]), "
-    "CAST(:metric_values AS float8[]), CAST(:wall_times AS float8[])) "
-    "AS point(key, step, value, wall_time) "
-    "ON CONFLICT DO NOTHING"
-)
-
-
 def _insert_points(driver: Driver, run_id: int, seq: int, points: list[MetricPoint]) -> int:
     """One INSERT for the whole batch; returns how many rows were new."""
     if not points:
         return 0
-    if driver.dialect == "postgresql":
-        # Four arrays instead of 4×N parameters: one small statement, parsed once, no insertmanyvalues pages.
-        keys, steps, values, wall_times = zip(*points, strict=True)
-        # The arrays go as array literals made here: psycopg's list dumper costs ~0.6 µs per element (measured: 2.3 ms
-        # of API CPU for a 1,000-point batch), joining the C reprs ~0.1 µs. repr() of a float round-trips exactly,
-        # and PostgreSQL reads its nan/inf/-inf.
-        parameters = {
-            "run_id": run_id,
-            "seq": seq,
-            "keys": _text_array(keys),
-            "steps": _number_array(steps),
-            "metric_values": _number_array(values),
-            "wall_times": _number_array(wall_times),
-        }
-        cursor = driver.execute("insert_points_pg", parameters)
-        cursor.close()
-        return cursor.rowcount
+    if driver.dialect == "postgresql":  # four arrays, one small statement (Driver.insert_rows)
+        return driver.insert_rows("insert_points_pg", metric_table, points, run_id=run_id, seq=seq)
     # SQLite: one prepared statement stepped over the batch by the driver (executemany), cheaper than a huge
     # multi-row VALUES that SQLite would parse anew for every batch size and that hits its parameter limit.
     cursor = cast(sqlite3.Connection, driver.connection).cursor()
@@ -386,7 +362,6 @@ def _batch_insert(dialect: str, table: Table, constants: tuple[str, ...]) -> PgI
         select(*(bindparam(name, type_=table.c[name].type) for name in constants), *rows.c))
 
 
-@cache
 def _upsert_summaries(dialect: str) -> PgInsert | SqliteInsert:
     """Merge a batch's per-key summaries into the stored ones in SQL (no read first): the later last point, the
     lower min, the higher max, the counts added; min and max skip NaN, as _merge does."""
@@ -434,7 +409,6 @@ def _copy_eval_loss() -> Update:
             .values(final_eval_loss=stored("last_value"), best_eval_loss=stored("min_value")))
 
 
-@cache
 def _upsert_rollups(dialect: str) -> PgInsert | SqliteInsert:
     """Merge cells in SQL: keep the newer last point, the lower min, the higher max, add the counts."""
     is_pg = dialect == "postgresql"
@@ -464,12 +438,13 @@ def _merge_rollups(driver: Driver, run_id: int, cells: dict[tuple[str, int], Cel
     ], run_id=run_id)
 
 
-# The statements ingest runs on the driver (Driver), by name; each is built with SQLAlchemy for the dialect.
+# The statements ingest runs on the driver (Driver), by name; each is built with SQLAlchemy for the dialect and
+# compiled once (_driver_sql): building a statement costs more CPU than running a small batch's.
 _STATEMENTS: dict[str, Callable[[str], ClauseElement]] = {
     "no_wal_wait": lambda _: text("SET LOCAL synchronous_commit TO OFF"),
     "bump_seq": lambda _: _bump_seq(False),
     "bump_seq_guarded": lambda _: _bump_seq(True),
-    "insert_points_pg": lambda _: _PG_INSERT_POINTS,
+    "insert_points_pg": lambda dialect: _batch_insert(dialect, metric_table, ("run_id", "seq")).on_conflict_do_nothing(),
     "points_of_flush": lambda _: select(
         metric_table.c.key, metric_table.c.step, metric_table.c.value, metric_table.c.wall_time).where(
         metric_table.c.run_id == bindparam("the_run_id"), metric_table.c.key == bindparam("the_key"),

@@ -117,7 +117,7 @@ def recall(session: Session, key: str | None) -> Principal | None:
 def recall_token_roles(bearer: str) -> dict[int, Role] | None:
     """The project roles of a remembered API token (no User is built: the metrics fast path needs only these);
     None when the token must be read from SQL. The same answer `recall` gives, without a session."""
-    entry = _valid_entry(f"token:{token_hash(bearer)}")
+    entry = _valid_entry(credential_key(bearer, None, None))
     return entry.roles if entry is not None and entry.via == "token" else None
 
 
