@@ -276,7 +276,7 @@ async def load(args, port: int, token: str, api: psutil.Process) -> tuple[Outcom
 
 def stored_points(database: Database, run_ids: list[int]) -> dict[int, int]:
     with database.engine.connect() as connection:
-        rows = connection.execute(sa.text("SELECT run_id, count(*) FROM metric GROUP BY run_id"))
+        rows = connection.execute(sa.text("SELECT run_id, sum(count) FROM metric_chunk GROUP BY run_id"))
         counts = dict(rows.all())
     return {run_id: counts.get(run_id, 0) for run_id in run_ids}
 

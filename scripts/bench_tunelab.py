@@ -72,14 +72,17 @@ class Database:
         return [run.id for run in runs]
 
     def stored_bytes(self) -> int:
-        """Bytes the metric history occupies (SQLite: the whole file after a WAL checkpoint)."""
+        """Bytes the metric history occupies, its rollups and summaries included (SQLite: the whole file after a WAL
+        checkpoint)."""
         if self.backend == "sqlite":
             with self.engine.connect() as connection:
                 connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
             wal = Path(f"{self.path}-wal")
             return self.path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
         with self.engine.connect() as connection:
-            return connection.execute(sa.text("SELECT pg_total_relation_size('metric')")).scalar_one()
+            return connection.execute(sa.text(
+                "SELECT pg_total_relation_size('metric_chunk') + pg_total_relation_size('metric_rollup') "
+                "+ pg_total_relation_size('metric_summary')")).scalar_one()
 
     def close(self) -> None:
         self.engine.dispose()

@@ -70,8 +70,8 @@ def test_points_after_replays_in_flush_order(session):
 
 
 def test_replay_finds_each_flush_through_the_replay_index_however_its_steps_interleave(session):
-    """A flush's rows are found by its step range per key (metric_flush); other flushes' points inside that range,
-    and a retried flush that stored nothing new, are told apart by seq."""
+    """A flush's points are its chunks (metric_chunk); other flushes' points inside their step range, and a retried
+    flush that stored nothing new, are told apart by seq."""
     run = _create_run(session)
     metrics.ingest_points(session, run.id, [("a", 0, 0.0, 0.0), ("a", 40, 4.0, 0.0), ("b", 7, 7.0, 0.0)])
     metrics.ingest_points(session, run.id, [("a", 20, 2.0, 0.0), ("a", 40, 9.0, 0.0)])  # 40 is stored already
@@ -91,14 +91,50 @@ def test_replay_finds_each_flush_through_the_replay_index_however_its_steps_inte
             replay[:limit]
 
 
-@pytest.mark.parametrize("max_points", [700, 3000])  # 30,000 steps: from the rollup cells, then from the raw rows
-def test_bucketing_in_sql_matches_the_reference(session, max_points):
+def test_a_batch_overlapping_stored_steps_stores_only_its_new_steps_and_the_first_of_a_repeated_step(session):
+    """No primary key holds a point any more: ingest itself keeps each (key, step) stored once."""
+    run = _create_run(session)
+    metrics.ingest_points(session, run.id, [("loss", step, 1.0, 0.0) for step in range(10)])
+    overlapping = [("loss", step, 2.0, 0.0) for step in range(5, 15)] + [("loss", 12, 9.0, 0.0), ("loss", 3, 9.0, 0.0)]
+
+    seq = metrics.ingest_points(session, run.id, overlapping)
+
+    series = metrics.read_series(session, run.id, ["loss"], 1000)["loss"]
+    assert series.step == list(range(15))
+    assert series.value == [1.0] * 10 + [2.0] * 5
+    assert [p.step for p in metrics.points_after(session, run.id, seq - 1, 100)] == [10, 11, 12, 13, 14]
+    summary = session.get(MetricSummary, (run.id, "loss"))
+    session.refresh(summary)
+    assert (summary.count, summary.last_step, summary.max_value) == (15, 14, 2.0)
+
+
+def test_steps_logged_out_of_order_read_back_in_step_order_whole_by_pages_and_by_export(session):
+    run = _create_run(session)
+    flushes = ([10, 11, 12], [2, 0, 1], [5, 20], [13, 3])  # the chunks' step ranges interleave
+    for steps in flushes:
+        metrics.ingest_points(session, run.id, [(key, step, float(step), 0.0) for step in steps for key in "ab"])
+    ordered = sorted(step for steps in flushes for step in steps)
+
+    assert metrics.read_series(session, run.id, ["a"], 1000)["a"].step == ordered
+    paged, after = [], -1
+    while after is not None:
+        page = metrics.read_page(session, run.id, ["b"], after, 3)["b"]
+        paged.append(page.step)
+        after = page.next_after_step
+    assert paged == [ordered[i:i + 3] for i in range(0, len(ordered), 3)]
+    assert metrics.points_page(session, run.id, ("a", 11), 5) == [
+        ("a", 12, 12.0, 0.0), ("a", 13, 13.0, 0.0), ("a", 20, 20.0, 0.0), ("b", 0, 0.0, 0.0), ("b", 1, 1.0, 0.0)]
+    assert metrics.points_after_step(session, run.id, "a", 4, 1) == ([5], [5.0], [0.0])
+
+
+@pytest.mark.parametrize("max_points", [700, 3000])  # 30,000 steps: from the rollup cells, then from the points
+def test_bucketing_matches_the_reference(session, max_points):
     run = _create_run(session)
     steps = list(range(0, 30_000, 3))
     values = [math.sin(step / 50.0) + (40.0 if step == 12_345 else 0.0) for step in steps]
     wall_times = [1.7e9 + step for step in steps]
     points = [("loss", s, v, w) for s, v, w in zip(steps, values, wall_times, strict=True)]
-    # In several flushes, out of order, one repeated: the rollups must merge exactly what the raw rows hold.
+    # In several flushes, out of order, one repeated: the rollups must merge exactly what the chunks hold.
     for batch in (points[5000:], points[:2500], points[2000:5000]):
         metrics.ingest_points(session, run.id, batch)
 

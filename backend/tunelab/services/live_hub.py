@@ -34,14 +34,12 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import Settings
-from tunelab.db.models.metric import Metric
 from tunelab.db.models.run import FINISHED_STATUSES, Run
 from tunelab.db.session import get_sessionmaker
 from tunelab.schemas.metrics import MAX_POINTS_PER_BATCH
 from tunelab.services import metrics, principal_cache, runs, shares, watched_runs
 
 log = logging.getLogger(__name__)
-metric_table = Metric.__table__
 
 # A read is capped; more than one batch holds, so a read cut short still ends with at least one whole flush.
 READ_LIMIT = 2 * MAX_POINTS_PER_BATCH

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
-from tunelab.db.models import Dataset, Metric, MetricSummary, Run, RunStatus, RunTag
+from tunelab.db.models import Dataset, MetricSummary, Run, RunStatus, RunTag
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import (
     RunClone,
@@ -28,7 +28,7 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunTruncationPublic,
 )
-from tunelab.services import audit, events, exports, queue, run_filters, workers
+from tunelab.services import audit, events, exports, metrics, queue, run_filters, workers
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
@@ -399,18 +399,14 @@ def progress_of(run: Run, first_logged: tuple[int, float] | None = None) -> RunP
 
 def _first_logged_steps(session: Session, runs: list[Run]) -> dict[int, tuple[int, float]]:
     """Per running run, the step and wall time of the first training loss of its current attempt (by the metric
-    table's primary key: one index probe per running run)."""
+    chunks past its start step)."""
     found = {}
     for run in runs:
         if run.status != RunStatus.running:
             continue
-        row = session.execute(
-            select(Metric.step, Metric.wall_time)
-            .where(Metric.run_id == run.id, Metric.key == "train/loss", Metric.step > (run.start_step or 0))
-            .order_by(Metric.step).limit(1)
-        ).first()
-        if row is not None:
-            found[run.id] = (row.step, row.wall_time)
+        steps, _, wall_times = metrics.points_after_step(session, run.id, "train/loss", run.start_step or 0, 1)
+        if steps:
+            found[run.id] = (steps[0], wall_times[0])
     return found
 
 

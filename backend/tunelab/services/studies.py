@@ -4,6 +4,7 @@ and what the study page reads: its runs and their fair cost table (services.cost
 
 import itertools
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
-from tunelab.db.models import Metric, Run, ShareLink, Study, User
+from tunelab.db.models import Run, ShareLink, Study, User
 from tunelab.schemas.runs import RunCreate
 from tunelab.schemas.studies import (
     MAX_GRID_PARAMS,
@@ -31,7 +32,7 @@ from tunelab.schemas.studies import (
     StudyPublic,
     StudySpec,
 )
-from tunelab.services import audit, runs, shares
+from tunelab.services import audit, metrics, runs, shares
 from tunelab.services.cost_table import EvalSplit, RunFigures, cost_table
 from tunelab.services.principal import Actor
 from tunelab.services.queue import Broker
@@ -333,19 +334,18 @@ def runs_cost_table(session: Session, found: list[Run], grid_params: list[str] |
     """The cost table of these runs; cells are method × `grid_params` (by default, the params that differ)."""
     names = _varying_params(found) if grid_params is None else grid_params
     run_ids = [run.id for run in found]
-    eval_losses: dict[int, list[tuple[int, float]]] = {run_id: [] for run_id in run_ids}
-    if run_ids:
-        rows = session.execute(select(Metric.run_id, Metric.step, Metric.value)
-                               .where(Metric.run_id.in_(run_ids), Metric.key == "eval/loss")
-                               .order_by(Metric.run_id, Metric.step))
-        for run_id, step, value in rows:
-            eval_losses[run_id].append((step, value))
+    eval_losses = {run_id: list(zip(*metrics.read_points(session, run_id, "eval/loss")[:2], strict=True))
+                   for run_id in run_ids}
 
     def tokens_seen_at(run_id: int) -> Callable[[int], float | None]:
+        series: list[metrics.Series] = []  # read on the first call only
+
         def read(step: int) -> float | None:
-            return session.scalar(select(Metric.value).where(Metric.run_id == run_id, Metric.key == "train/tokens_seen",
-                                                             Metric.step <= step)
-                                  .order_by(Metric.step.desc()).limit(1))
+            if not series:
+                series.append(metrics.read_points(session, run_id, "train/tokens_seen"))
+            steps, values, _ = series[0]
+            at = bisect_right(steps, step)  # the last point at or before `step`
+            return values[at - 1] if at else None
         return read
 
     # Runs of different base models are never averaged into one cell.

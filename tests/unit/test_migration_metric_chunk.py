@@ -1,0 +1,99 @@
+"""Migration 0011 packs the per-point metric history into metric_chunk, a row per flush and key, and its downgrade
+unpacks it: every point stored before either one is there after it, once, in its flush."""
+
+import math
+import sys
+from array import array
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from tunelab.db.migrate import downgrade, upgrade
+from tunelab.db.models import Run
+
+INF = float("inf")
+# (seq, key, step, value, wall_time). Seq 1 holds two keys; seq 3 holds a step of loss lower than seq 2's, as a
+# late or retried point does; seq 4 holds one key's many points, more than the migration reads in one batch.
+POINTS = [(1, "loss", 0, 0.5, 100.0), (1, "loss", 1, 0.4, 100.5), (1, "lr", 0, 1e-4, 100.25),
+          (2, "loss", 5, 0.3, 101.0), (2, "lr", 5, INF, 101.0),
+          (3, "loss", 2, 0.2, 102.0), (3, "loss", 7, -INF, 102.5), (3, "lr", 3, -INF, 102.0),
+          *((4, "big", step, step / 7, 200.0 + step) for step in range(12_345))]
+OTHER_RUN_POINTS = [(1, "loss", 0, 9.0, 50.0), (2, "loss", 1, 8.0, 51.0)]
+
+
+def _same(value: float) -> object:
+    """A value as equality can compare it: NaN is not equal to itself."""
+    return "nan" if math.isnan(value) else value
+
+
+def _point_rows(points, run_id):
+    return sorted((run_id, seq, key, step, _same(value), wall_time) for seq, key, step, value, wall_time in points)
+
+
+def _unpack(typecode: str, data: bytes) -> list:
+    unpacked = array(typecode)
+    unpacked.frombytes(data)
+    if sys.byteorder == "big":
+        unpacked.byteswap()
+    return unpacked.tolist()
+
+
+def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_db_url):
+    downgrade(migration_db_url)
+    upgrade(migration_db_url, "0009")
+    engine = sa.create_engine(migration_db_url)
+    points = list(POINTS)
+    if engine.dialect.name == "postgresql":  # SQLite stores a NaN as NULL
+        points.append((5, "lr", 9, math.nan, 103.0))
+    try:
+        with Session(engine, expire_on_commit=False) as session, session.begin():  # run is as it was at 0009
+            runs = [Run(project_id=1, name=name, objective="sft", method="lora", model="x", config={}, seed=0,
+                        queue="cpu", external=True, metric_seq=5) for name in ("old", "other")]
+            session.add_all(runs)
+            session.flush()
+            for run, run_points in zip(runs, (points, OTHER_RUN_POINTS)):
+                session.execute(sa.text("INSERT INTO metric (run_id, key, step, value, wall_time, seq) "
+                                        "VALUES (:run, :key, :step, :value, :wall_time, :seq)"),
+                                [{"run": run.id, "key": key, "step": step, "value": value, "wall_time": wall_time,
+                                  "seq": seq} for seq, key, step, value, wall_time in run_points])
+        run_id, other_id = (run.id for run in runs)
+        expected = sorted(_point_rows(points, run_id) + _point_rows(OTHER_RUN_POINTS, other_id))
+        expected_flushes = {}
+        for run, seq, key, step, _, _ in expected:
+            first, last, count = expected_flushes.get((run, seq, key), (step, step, 0))
+            expected_flushes[run, seq, key] = (min(first, step), max(last, step), count + 1)
+
+        upgrade(migration_db_url)
+        with engine.connect() as conn:
+            tables = set(sa.inspect(conn).get_table_names())
+            chunks = conn.execute(sa.text("SELECT run_id, seq, key, first_step, last_step, count, step_bytes, "
+                                          "value_bytes, wall_time_bytes FROM metric_chunk")).all()
+        assert "metric" not in tables and "metric_flush" not in tables
+        unpacked = []
+        for run, seq, key, first_step, last_step, count, step_bytes, value_bytes, wall_time_bytes in chunks:
+            steps = _unpack("q", step_bytes)
+            values = _unpack("d", value_bytes)
+            wall_times = _unpack("d", wall_time_bytes)
+            assert steps == sorted(steps) and len(set(steps)) == len(steps)
+            assert len(steps) == len(values) == len(wall_times) == count
+            assert (first_step, last_step) == (steps[0], steps[-1])
+            unpacked += [(run, seq, key, step, _same(value), wall_time)
+                         for step, value, wall_time in zip(steps, values, wall_times)]
+        assert sorted((run, seq, key) for run, seq, key, *_ in chunks) == sorted(expected_flushes)
+        assert sorted(unpacked) == expected  # every point, once, in its flush
+
+        downgrade(migration_db_url, "0010")
+        with engine.connect() as conn:
+            tables = set(sa.inspect(conn).get_table_names())
+            rows = conn.execute(sa.text("SELECT run_id, seq, key, step, value, wall_time FROM metric")).all()
+            flushes = conn.execute(sa.text("SELECT run_id, seq, key, first_step, last_step, count "
+                                           "FROM metric_flush")).all()
+        assert "metric_chunk" not in tables
+        assert sorted((run, seq, key, step, _same(value), wall_time)
+                      for run, seq, key, step, value, wall_time in rows) == expected
+        assert {(run, seq, key): (first, last, count) for run, seq, key, first, last, count in flushes} \
+            == expected_flushes
+        assert len(flushes) == len(expected_flushes)
+    finally:
+        engine.dispose()
+        downgrade(migration_db_url)
