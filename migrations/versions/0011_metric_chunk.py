@@ -1,5 +1,5 @@
 """metric_chunk: the metric history as one row per flush and key (its points packed in three arrays) instead of a
-row per point in metric and the replay index metric_flush
+row per point in metric and the replay index metric_flush; rollup cells of 64 steps instead of 16
 
 Revision ID: 0011
 Revises: 0010
@@ -124,6 +124,40 @@ def _copy_chunks_to_points(conn: sa.Connection) -> None:
         conn.execute(metric_flush.insert(), flushes)
 
 
+# Steps per metric_rollup cell (services/downsample.ROLLUP_WIDTH) before and after: with points in chunks, reading
+# raw points is cheap, and a rollup row per 64 steps costs a quarter of what one per 16 did at every flush.
+OLD_ROLLUP_WIDTH = 16
+NEW_ROLLUP_WIDTH = 64
+
+
+def _rebuild_rollups(width: int) -> None:
+    """Every rollup cell again, at `width` steps a cell, from the points in `metric`: the cell's last point, its min
+    and max (PostgreSQL orders NaN above every number, so a NaN max wins and the min skips it, as ingest does), and
+    its count."""
+    op.execute("DELETE FROM metric_rollup")
+    op.execute(
+        "INSERT INTO metric_rollup (run_id, key, cell, last_step, last_value, last_wall_time, min_value, max_value, "
+        "count) "
+        "SELECT cell.run_id, cell.key, cell.cell, point.step, point.value, point.wall_time, cell.min_value, "
+        "cell.max_value, cell.count "
+        f"FROM (SELECT run_id, key, step / {width} AS cell, max(step) AS last_step, min(value) AS min_value, "
+        f"      max(value) AS max_value, count(*) AS count FROM metric GROUP BY run_id, key, step / {width}) AS cell "
+        "JOIN metric AS point ON point.run_id = cell.run_id AND point.key = cell.key AND point.step = cell.last_step")
+
+
+def _compress_chunks_with_lz4_where_supported(conn: sa.Connection) -> None:
+    """PostgreSQL compresses a chunk's arrays (TOAST) with pglz by default: measured, ~1.1 µs more backend CPU per
+    point stored than lz4, which is even cheaper than not compressing (less to write). A server built without lz4
+    keeps pglz."""
+    if conn.dialect.name != 'postgresql':
+        return
+    lz4 = conn.execute(sa.text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                               "WHERE name = 'default_toast_compression'")).scalar()
+    if lz4:
+        op.execute("ALTER TABLE metric_chunk ALTER COLUMN step_bytes SET COMPRESSION lz4, "
+                   "ALTER COLUMN value_bytes SET COMPRESSION lz4, ALTER COLUMN wall_time_bytes SET COMPRESSION lz4")
+
+
 def upgrade() -> None:
     op.create_table('metric_chunk',
     sa.Column('run_id', sa.Integer(), nullable=False),
@@ -141,8 +175,10 @@ def upgrade() -> None:
     with op.batch_alter_table('metric_chunk', schema=None) as batch_op:
         batch_op.create_index('ix_metric_chunk_key_steps', ['run_id', 'key', 'last_step', 'first_step'], unique=False)
 
+    _compress_chunks_with_lz4_where_supported(op.get_bind())
     # The points stored so far, a chunk per flush and key (steps are distinct per key, so chunks never overlap).
     _copy_points_to_chunks(op.get_bind())
+    _rebuild_rollups(NEW_ROLLUP_WIDTH)
     op.drop_table('metric_flush')
     op.drop_table('metric')
 
@@ -172,4 +208,5 @@ def downgrade() -> None:
     )
     # Every chunk back as its points, and as its row of the replay index.
     _copy_chunks_to_points(op.get_bind())
+    _rebuild_rollups(OLD_ROLLUP_WIDTH)
     op.drop_table('metric_chunk')  # and its index

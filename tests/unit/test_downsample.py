@@ -27,7 +27,7 @@ def test_a_spike_and_the_last_point_survive_bucketing():
 
 @pytest.mark.parametrize(
     ("max_points", "buckets"),
-    [(1000, 1000), (100, 90)],  # 10,007 steps: equal ranges, then (span > 16·N) 7 rollup cells of 16 steps a bucket
+    [(1000, 1000), (100, 79)],  # 10,007 steps: equal ranges, then (span > 64·N) 2 rollup cells of 64 steps a bucket
 )
 def test_each_bucket_keeps_its_exact_min_max_and_last_point(max_points, buckets):
     steps, values, wall_times = _series(10_007)

@@ -1,5 +1,6 @@
 """Migration 0011 packs the per-point metric history into metric_chunk, a row per flush and key, and its downgrade
-unpacks it: every point stored before either one is there after it, once, in its flush."""
+unpacks it: every point stored before either one is there after it, once, in its flush, and the rollup cells are
+rebuilt at the width each side reads."""
 
 import math
 import sys
@@ -38,6 +39,26 @@ def _unpack(typecode: str, data: bytes) -> list:
     return unpacked.tolist()
 
 
+def _rollups(conn: sa.Connection) -> list[tuple]:
+    rows = conn.execute(sa.text("SELECT run_id, key, cell, last_step, last_value, last_wall_time, min_value, "
+                                "max_value, count FROM metric_rollup")).all()
+    return sorted((*row[:4], _same(row[4]), row[5], _same(row[6]), _same(row[7]), row[8]) for row in rows)
+
+
+def _expected_rollups(point_rows: list[tuple], width: int) -> list[tuple]:
+    """Cells of `width` steps as ingest keeps them: the last point, the min skipping NaN, the max where NaN wins."""
+    cells: dict[tuple, list[tuple]] = {}
+    for run, _, key, step, value, wall_time in point_rows:
+        cells.setdefault((run, key, step // width), []).append((step, value, wall_time))
+    rollups = []
+    for (run, key, cell), members in cells.items():
+        last_step, last_value, last_wall_time = max(members)
+        numbers = [value for _, value, _ in members if value != "nan"]
+        high = "nan" if len(numbers) < len(members) else max(numbers)
+        rollups.append((run, key, cell, last_step, last_value, last_wall_time, min(numbers), high, len(members)))
+    return sorted(rollups)
+
+
 def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_db_url):
     downgrade(migration_db_url)
     upgrade(migration_db_url, "0009")
@@ -68,6 +89,7 @@ def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_
             tables = set(sa.inspect(conn).get_table_names())
             chunks = conn.execute(sa.text("SELECT run_id, seq, key, first_step, last_step, count, step_bytes, "
                                           "value_bytes, wall_time_bytes FROM metric_chunk")).all()
+            rollups = _rollups(conn)
         assert "metric" not in tables and "metric_flush" not in tables
         unpacked = []
         for run, seq, key, first_step, last_step, count, step_bytes, value_bytes, wall_time_bytes in chunks:
@@ -81,6 +103,14 @@ def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_
                          for step, value, wall_time in zip(steps, values, wall_times)]
         assert sorted((run, seq, key) for run, seq, key, *_ in chunks) == sorted(expected_flushes)
         assert sorted(unpacked) == expected  # every point, once, in its flush
+        assert rollups == _expected_rollups(expected, 64)  # the rollup cells rebuilt 64 steps wide
+        if engine.dialect.name == "postgresql":
+            with engine.connect() as conn:
+                lz4 = conn.scalar(sa.text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                                          "WHERE name = 'default_toast_compression'"))
+                methods = conn.scalars(sa.text("SELECT attcompression FROM pg_attribute WHERE attrelid = "
+                                               "'metric_chunk'::regclass AND attname LIKE '%\_bytes'")).all()
+            assert methods == ["l"] * 3 or not lz4, methods  # lz4 where the server has it
 
         downgrade(migration_db_url, "0010")
         with engine.connect() as conn:
@@ -88,12 +118,14 @@ def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_
             rows = conn.execute(sa.text("SELECT run_id, seq, key, step, value, wall_time FROM metric")).all()
             flushes = conn.execute(sa.text("SELECT run_id, seq, key, first_step, last_step, count "
                                            "FROM metric_flush")).all()
+            rollups = _rollups(conn)
         assert "metric_chunk" not in tables
         assert sorted((run, seq, key, step, _same(value), wall_time)
                       for run, seq, key, step, value, wall_time in rows) == expected
         assert {(run, seq, key): (first, last, count) for run, seq, key, first, last, count in flushes} \
             == expected_flushes
         assert len(flushes) == len(expected_flushes)
+        assert rollups == _expected_rollups(expected, 16)
     finally:
         engine.dispose()
         downgrade(migration_db_url)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 # A full-history read of a long run (10^5 points) is allowed; beyond that a chart gains nothing.
 MAX_POINTS_LIMIT = 100_000
-# Steps per rollup cell (metric_rollup rows). 16 keeps the rollups at ~6 % of the raw rows.
-ROLLUP_WIDTH = 16
+# Steps per rollup cell (metric_rollup rows; migration 0011 rebuilds them when this changes). Every flush upserts a
+# row per cell it touches, and points are read from their chunks at little cost, so cells are wide: 64 steps.
+ROLLUP_WIDTH = 64
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import logging
 import math
 import sys
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
@@ -163,7 +164,7 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
     chunks = _new_chunks(driver, run_id, _storable_points(driver, points))
     if chunks:
         driver.insert_rows("insert_chunks", chunk_table, [chunk.row() for chunk in chunks], run_id=run_id, seq=seq)
-        cells = _cells([point for chunk in chunks for point in chunk.points])
+        cells = _cells(chunks)
         _merge_summaries(driver, run_id, _summarize(cells))
         _merge_rollups(driver, run_id, cells)
     return seq
@@ -213,16 +214,17 @@ def _storable_points(driver: Driver, points: Sequence[MetricPoint]) -> list[Metr
 
 
 class NewChunk(NamedTuple):
-    """A flush's new points of one key, in step order (a row of metric_chunk once packed)."""
+    """A flush's new points of one key, in columns, in step order (a row of metric_chunk once packed)."""
 
     key: str
-    points: list[MetricPoint]
+    steps: list[int]
+    values: list[float]
+    wall_times: list[float]
 
     def row(self) -> tuple:
         """The metric_chunk columns after run_id and seq."""
-        points = self.points
-        return (self.key, points[0][1], points[-1][1], len(points), _pack("q", map(_step_of, points)),
-                _pack("d", map(_value_of, points)), _pack("d", map(_wall_time_of, points)))
+        return (self.key, self.steps[0], self.steps[-1], len(self.steps), _pack("q", self.steps),
+                _pack("d", self.values), _pack("d", self.wall_times))
 
 
 def _new_chunks(driver: Driver, run_id: int, points: list[MetricPoint]) -> list[NewChunk]:
@@ -246,12 +248,14 @@ def _new_chunks(driver: Driver, run_id: int, points: list[MetricPoint]) -> list[
             for point in members:
                 first_of_step.setdefault(point[1], point)
             members = sorted(first_of_step.values(), key=_step_of)
+            steps = list(map(_step_of, members))
         stored_last_step = stored_last_steps.get(key)
-        if stored_last_step is not None and members[0][1] <= stored_last_step:
-            stored = _stored_steps(driver, run_id, key, members[0][1], members[-1][1])
+        if stored_last_step is not None and steps[0] <= stored_last_step:
+            stored = _stored_steps(driver, run_id, key, steps[0], steps[-1])
             members = [point for point in members if point[1] not in stored]
+            steps = list(map(_step_of, members))
         if members:
-            chunks.append(NewChunk(key, members))
+            chunks.append(NewChunk(key, steps, list(map(_value_of, members)), list(map(_wall_time_of, members))))
     return chunks
 
 
@@ -331,23 +335,25 @@ class Cell(NamedTuple):
     count: int  # type: ignore[assignment]  # a field may shadow tuple.count
 
 
-def _cells(points: Sequence[MetricPoint]) -> dict[tuple[str, int], Cell]:
-    """Group a batch by (key, cell); per cell the work is done by C builtins, not a Python loop per point."""
-    groups: defaultdict[tuple[str, int], list[MetricPoint]] = defaultdict(list)
-    for point in points:
-        groups[point[0], point[1] // ROLLUP_WIDTH].append(point)
-    has_nan = math.isnan(sum(map(_value_of, points)))  # also true for +inf plus -inf: then just slower
+def _cells(chunks: list[NewChunk]) -> dict[tuple[str, int], Cell]:
+    """The new points by (key, cell). A chunk is in step order, so each cell is a slice found by bisection and its
+    min and max are C builtins over the slice: no Python work per point."""
     cells = {}
-    for cell_id, members in groups.items():
-        _, last_step, last_value, last_wall_time = max(members, key=_step_of)
-        values = list(map(_value_of, members))
-        if has_nan and any(map(math.isnan, values)):
-            numbers = [value for value in values if not math.isnan(value)]
-            low, high = (min(numbers), max(numbers)) if numbers else (math.nan, math.nan)
-            cells[cell_id] = Cell(last_step, last_value, last_wall_time, low, math.nan, high, len(members))
-        else:
-            low, high = min(values), max(values)
-            cells[cell_id] = Cell(last_step, last_value, last_wall_time, low, high, high, len(members))
+    for key, steps, values, wall_times in chunks:
+        has_nan = math.isnan(sum(values))  # also true for +inf plus -inf: then just slower
+        start, end_of_chunk = 0, len(steps)
+        while start < end_of_chunk:
+            cell_id = steps[start] // ROLLUP_WIDTH
+            end = bisect_left(steps, (cell_id + 1) * ROLLUP_WIDTH, start)
+            last, cell_values = end - 1, values[start:end]
+            if has_nan and any(map(math.isnan, cell_values)):
+                numbers = [value for value in cell_values if not math.isnan(value)]
+                low, high = (min(numbers), max(numbers)) if numbers else (math.nan, math.nan)
+                cells[key, cell_id] = Cell(steps[last], values[last], wall_times[last], low, math.nan, high, end - start)
+            else:
+                low, high = min(cell_values), max(cell_values)
+                cells[key, cell_id] = Cell(steps[last], values[last], wall_times[last], low, high, high, end - start)
+            start = end
     return cells
 
 
