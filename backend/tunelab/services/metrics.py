@@ -4,6 +4,7 @@ The hot path speaks SQL directly (one statement per batch, no ORM objects per po
 every second and a compare view reads hundreds of thousands of points.
 """
 
+import json
 import logging
 import math
 import sys
@@ -155,13 +156,14 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
                                                      "the_external": remembered.external})
     row = cursor.fetchone()
     cursor.close()
-    seq = row[0] if row is not None else None
-    if seq is None:
+    if row is None:
         if remembered is not None:
             run_refs.forget(run_id)  # gone, or its id given to another run: the next request reads it again
         raise AppError("RUN_NOT_FOUND", f"run {run_id} does not exist", {"run_id": run_id})
+    seq, last_steps = row  # last_steps: JSON text from SQLite, already decoded by psycopg, None for no key yet
+    stored_last_steps = (json.loads(last_steps) if isinstance(last_steps, str) else last_steps) or {}
 
-    chunks = _new_chunks(driver, run_id, _storable_points(driver, points))
+    chunks = _new_chunks(driver, run_id, _storable_points(driver, points), stored_last_steps)
     if chunks:
         driver.insert_rows("insert_chunks", chunk_table, [chunk.row() for chunk in chunks], run_id=run_id, seq=seq)
         cells = _cells(chunks)
@@ -170,12 +172,17 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
     return seq
 
 
-def _bump_seq(guarded: bool) -> Update:
+def _bump_seq(dialect: str, guarded: bool) -> Update:
+    """The run's next flush number, and the stored last step of each of its keys as a JSON object (which
+    _new_chunks needs): one statement where two were ~10 % of a one-point batch's cost."""
     statement = update(run_table).where(run_table.c.id == bindparam("the_run_id"))
     if guarded:  # bind names unlike the columns', which an UPDATE reserves for its SET clause
         statement = statement.where(run_table.c.project_id == bindparam("the_project_id"),
                                     run_table.c.external == bindparam("the_external"))
-    return statement.values(metric_seq=run_table.c.metric_seq + 1).returning(run_table.c.metric_seq)
+    as_object = func.json_object_agg if dialect == "postgresql" else func.json_group_object
+    last_steps = (select(as_object(summary_table.c.key, summary_table.c.last_step))
+                  .where(summary_table.c.run_id == run_table.c.id).scalar_subquery())
+    return statement.values(metric_seq=run_table.c.metric_seq + 1).returning(run_table.c.metric_seq, last_steps)
 
 
 def ingest_external_points(session: Session, run: RunRef, points: Sequence[MetricPoint]) -> int:
@@ -227,19 +234,17 @@ class NewChunk(NamedTuple):
                 _pack("d", self.values), _pack("d", self.wall_times))
 
 
-def _new_chunks(driver: Driver, run_id: int, points: list[MetricPoint]) -> list[NewChunk]:
+def _new_chunks(driver: Driver, run_id: int, points: list[MetricPoint],
+                stored_last_steps: dict[str, int]) -> list[NewChunk]:
     """The batch per key, each in step order, less every (key, step) already stored or repeated in the batch (the
     first one sent wins): what makes ingest idempotent now that no primary key holds a point. The stored last step
-    of each key (its summary) tells whether a key's batch can overlap what is stored: nearly never (steps grow), and
-    only then are the stored chunks of its step range read."""
+    of each key (its summary, read by the seq bump) tells whether a key's batch can overlap what is stored: nearly
+    never (steps grow), and only then are the stored chunks of its step range read."""
     if not points:
         return []
     by_key: defaultdict[str, list[MetricPoint]] = defaultdict(list)
     for point in points:
         by_key[point[0]].append(point)
-    cursor = driver.execute("last_steps", {"the_run_id": run_id})
-    stored_last_steps = dict(cursor.fetchall())
-    cursor.close()
     chunks = []
     for key, members in by_key.items():
         steps = list(map(_step_of, members))
@@ -475,10 +480,8 @@ def _merge_rollups(driver: Driver, run_id: int, cells: dict[tuple[str, int], Cel
 # compiled once (_driver_sql): building a statement costs more CPU than running a small batch's.
 _STATEMENTS: dict[str, Callable[[str], ClauseElement]] = {
     "no_wal_wait": lambda _: text("SET LOCAL synchronous_commit TO OFF"),
-    "bump_seq": lambda _: _bump_seq(False),
-    "bump_seq_guarded": lambda _: _bump_seq(True),
-    "last_steps": lambda _: select(summary_table.c.key, summary_table.c.last_step).where(
-        summary_table.c.run_id == bindparam("the_run_id")),
+    "bump_seq": lambda dialect: _bump_seq(dialect, False),
+    "bump_seq_guarded": lambda dialect: _bump_seq(dialect, True),
     "chunk_steps_between": lambda _: select(chunk_table.c.step_bytes).where(
         chunk_table.c.run_id == bindparam("the_run_id"), chunk_table.c.key == bindparam("the_key"),
         chunk_table.c.last_step >= bindparam("the_first_step"), chunk_table.c.first_step <= bindparam("the_last_step")),
