@@ -109,7 +109,7 @@ def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_
                 lz4 = conn.scalar(sa.text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
                                           "WHERE name = 'default_toast_compression'"))
                 methods = conn.scalars(sa.text("SELECT attcompression FROM pg_attribute WHERE attrelid = "
-                                               "'metric_chunk'::regclass AND attname LIKE '%\_bytes'")).all()
+                                               "'metric_chunk'::regclass AND attname LIKE '%\\_bytes'")).all()
             assert methods == ["l"] * 3 or not lz4, methods  # lz4 where the server has it
 
         downgrade(migration_db_url, "0010")
