@@ -26,10 +26,13 @@ class Role(enum.StrEnum):
 
     @property
     def rank(self) -> int:
-        return list(Role).index(self)
+        return _ROLE_RANKS[self]
 
     def allows(self, needed: "Role") -> bool:
         return self.rank >= needed.rank
+
+
+_ROLE_RANKS = {role: rank for rank, role in enumerate(Role)}  # looked up on every request: not a list built each time
 
 
 class ProjectMember(Base):
