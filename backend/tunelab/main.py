@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp
 
 from tunelab import __version__
 from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
@@ -76,10 +77,18 @@ async def _lifespan(app: FastAPI):
     release_embedded_redis()
 
 
+class TunelabAPI(FastAPI):
+    def build_middleware_stack(self) -> ASGIApp:
+        # The metrics fast path outside every other layer: passing through Starlette's error and body-limit
+        # middleware and ours was ~15 % of a one-point batch's CPU. It does what they would for the requests it
+        # answers (the request id, the character check, a 500 in the error shape) and hands on every other one.
+        return MetricsIngestFastPath(super().build_middleware_stack())
+
+
 def create_app() -> FastAPI:
     # FastAPI's OpenTelemetry hooks are off: Tunelab configures no OpenTelemetry, and asking the providers whether
     # one was configured cost every request ~30 µs.
-    app = FastAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs",
+    app = TunelabAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs",
                   lifespan=_lifespan, telemetry={"tracing": False, "metrics": False, "logs": False})
 
     @app.exception_handler(AppError)
@@ -102,9 +111,7 @@ def create_app() -> FastAPI:
     for driver_error in DRIVER_ERRORS:
         app.add_exception_handler(driver_error, database_error)
     app.add_exception_handler(Exception, internal_error)
-    # The last added runs first: every answer, a 422 for a NUL included, carries the request id, and the metrics
-    # fast path sees only bodies whose characters have been checked.
-    app.add_middleware(MetricsIngestFastPath)
+    # The last added runs first: every answer, a 422 for a NUL included, carries the request id.
     app.add_middleware(InvalidCharactersMiddleware)
     app.add_middleware(RequestIdMiddleware)
 

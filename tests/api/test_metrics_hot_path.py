@@ -138,11 +138,14 @@ def test_a_remembered_callers_batch_skips_the_route_and_is_answered_as_the_route
     try:
         first = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(0), headers=team.editor.headers)
         through_route = len(sessions_opened)
-        second = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(100), headers=team.editor.headers)
+        second = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(100),
+                           headers={**team.editor.headers, "X-Request-ID": "caller-chosen-id"})
         retried = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(100), headers=team.editor.headers)
         fast = len(sessions_opened) - through_route
         bad = http.post(f"{API}/runs/{run_id}/metrics", json={"points": [{"key": "", "step": 0, "value": 1}]},
                         headers=team.editor.headers)
+        nul = http.post(f"{API}/runs/{run_id}/metrics", content=b'{"points": [{"key": "lo\\u0000ss", "step": 0, '
+                        b'"value": 1}]}', headers={**team.editor.headers, "Content-Type": "application/json"})
         viewer = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(200), headers=team.viewer.headers)
     finally:
         del app.dependency_overrides[get_db]
@@ -151,9 +154,12 @@ def test_a_remembered_callers_batch_skips_the_route_and_is_answered_as_the_route
     assert fast == 0, "the remembered caller's batches opened a request session: they went through the route"
     assert first.json() == {"seq": 1, "accepted": 300}
     assert second.status_code == 200 and second.json() == {"seq": 2, "accepted": 300}
-    assert second.headers["content-type"] == "application/json" and second.headers["x-request-id"]
+    assert second.headers["content-type"] == "application/json"
+    assert second.headers["x-request-id"] == "caller-chosen-id"  # the fast path is outside RequestIdMiddleware
     assert retried.json() == {"seq": 3, "accepted": 300}  # idempotent: nothing stored twice
     error_of(bad, 422, "VALIDATION_ERROR")  # worded by the route, as any refusal
+    # The fast path is outside InvalidCharactersMiddleware too: a NUL goes on to it and is refused, naming the field.
+    assert [detail["field"] for detail in error_of(nul, 422)["details"]] == ["points.0.key"]
     error_of(viewer, 403, "FORBIDDEN")
     summary = {series["key"]: series["count"] for series in
                http.get(f"{API}/runs/{run_id}/metrics", headers=team.editor.headers).json()["series"]}

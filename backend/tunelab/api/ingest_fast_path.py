@@ -3,15 +3,17 @@ solving when this process already knows everything the route's policy would read
 
 An SDK flushes a batch a second per run, and a script that logs point by point sends many more; through FastAPI
 each request cost ~1.5 ms of server CPU before and around its few SQL statements (matching ~100 routes, solving
-the session, principal and run policies, two hops to a thread). This ASGI middleware sits inside the request id
-and invalid-character middleware and takes a request only when:
+the session, principal and run policies, two hops to a thread). This ASGI middleware is the app's outermost layer
+(main.TunelabAPI), and takes a request only when:
 
 - it carries an API token that principal_cache remembers, with the editor role (or higher) in the run's project;
 - services/run_refs remembers the run, and it is external;
-- the body is a batch MetricBatchIn surely accepts (schemas/metrics.FastMetricBatch, decoded by msgspec).
+- the body is JSON that InvalidCharactersMiddleware lets through, and a batch MetricBatchIn surely accepts
+  (schemas/metrics.FastMetricBatch, decoded by msgspec).
 
 Then one hop to a thread stores the batch and commits, exactly as the route does (services/metrics), and it answers
-as the route would. Everything else (a first request, a browser session, a share link, a bad body, a refusal) goes
+as the route would, with the request id and, for an unexpected error, the 500 that ServerErrorMiddleware's handler
+gives. Everything else (a first request, a browser session, a share link, a bad body, a refusal) goes
 on to the route with the body unread, which answers it and, on success, fills the caches for the next request.
 The route, its policy and the OpenAPI document stay the definition; this is only the shortcut for the caller they
 already let in. Revocation is as immediate as on the route: the caches it reads are the route's own.
@@ -27,8 +29,8 @@ from fastapi import Request
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error
-from tunelab.api.middleware import read_body, replay_body
+from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
+from tunelab.api.middleware import is_clean_json_request, read_body, replay_body, send_with_request_id
 from tunelab.core.errors import AppError
 from tunelab.db.models import Role
 from tunelab.db.session import get_engine
@@ -56,11 +58,12 @@ class MetricsIngestFastPath:
         body = await read_body(receive)
         if body is None:
             return  # the client left before its body was complete: there is no one to answer
-        accepted = _accepted(scope, int(match[1]), body)
+        accepted = _accepted(scope, int(match[1]), body) if is_clean_json_request(scope, body) else None
         if accepted is None:
             await self.app(scope, replay_body(body, receive), send)
             return
         run, points = accepted
+        send = send_with_request_id(scope, send)
         try:
             seq = await _in_a_slot(scope["app"].state.db_slots, run, points)
         except AppError as exc:  # e.g. the remembered run was deleted meanwhile: the route's answer
@@ -68,6 +71,9 @@ class MetricsIngestFastPath:
             return
         except (SQLAlchemyError, *DRIVER_ERRORS) as exc:
             await (await database_error(Request(scope), exc))(scope, receive, send)
+            return
+        except Exception as exc:  # outside ServerErrorMiddleware here: the answer its handler gives
+            await (await internal_error(Request(scope), exc))(scope, receive, send)
             return
         # MetricBatchPublic, as the route answers it, formatted here: building and dumping the model was ~4 % of a
         # one-point batch's CPU.

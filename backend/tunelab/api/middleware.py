@@ -30,18 +30,24 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = _header(scope, b"x-request-id")
-        rid = incoming if incoming and _INCOMING_ID.fullmatch(incoming) else uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = rid
+        await self.app(scope, receive, send_with_request_id(scope, send))
 
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                if not any(key.lower() == b"x-request-id" for key, _ in headers):
-                    message["headers"] = [*headers, (b"x-request-id", rid.encode())]
-            await send(message)
 
-        await self.app(scope, receive, send_with_id)
+def send_with_request_id(scope: Scope, send: Send) -> Send:
+    """`send` adding X-Request-ID to the response: the caller's id if it sent a sane one, else a new one, which is
+    also kept in the scope for the logs and error payloads."""
+    incoming = _header(scope, b"x-request-id")
+    rid = incoming if incoming and _INCOMING_ID.fullmatch(incoming) else uuid.uuid4().hex
+    scope.setdefault("state", {})["request_id"] = rid
+
+    async def send_with_id(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            if not any(key.lower() == b"x-request-id" for key, _ in headers):
+                message["headers"] = [*headers, (b"x-request-id", rid.encode())]
+        await send(message)
+
+    return send_with_id
 
 
 class InvalidCharactersMiddleware:
@@ -91,6 +97,12 @@ def _invalid_path_field(scope: Scope) -> str | None:
                 if isinstance(value, str) and INVALID_CHAR.search(value):
                     return name
     return "path"
+
+
+def is_clean_json_request(scope: Scope, body: bytes) -> bool:
+    """Whether the request has a JSON body and InvalidCharactersMiddleware would let it through."""
+    return (_is_json(scope) and INVALID_CHAR.search(scope["path"]) is None
+            and _invalid_query_field(scope["query_string"]) is None and _invalid_json_field(body) is None)
 
 
 def _invalid_query_field(query_string: bytes) -> str | None:
