@@ -127,6 +127,24 @@ def test_steps_logged_out_of_order_read_back_in_step_order_whole_by_pages_and_by
     assert metrics.points_after_step(session, run.id, "a", 4, 1) == ([5], [5.0], [0.0])
 
 
+def test_a_series_of_many_small_flushes_reads_whole_and_by_pages_past_one_read_of_chunk_spans(session):
+    """More one-point flushes than metrics._SPANS_PER_READ, logged out of order: pages still come in step order."""
+    run = _create_run(session)
+    steps = [(step * 37) % 701 for step in range(701)]  # every step of 0..700 once, far out of order
+    assert len(steps) > metrics._SPANS_PER_READ * 2
+    for step in steps:
+        metrics.ingest_points(session, run.id, [("loss", step, float(step), 0.0)])
+
+    assert metrics.points_after_step(session, run.id, "loss", None, 1000)[0] == list(range(701))
+    assert metrics.points_after_step(session, run.id, "loss", 650, 3)[0] == [651, 652, 653]
+    paged, after = [], -1
+    while after is not None:
+        page = metrics.read_page(session, run.id, ["loss"], after, 300)["loss"]
+        paged += page.step
+        after = page.next_after_step
+    assert paged == list(range(701))
+
+
 @pytest.mark.parametrize("max_points", [300, 3000])  # 30,000 steps: from the rollup cells, then from the points
 def test_bucketing_matches_the_reference(session, max_points):
     run = _create_run(session)

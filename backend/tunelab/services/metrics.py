@@ -11,7 +11,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from itertools import groupby
 from operator import itemgetter
@@ -21,6 +21,7 @@ from sqlalchemy import (
     ClauseElement,
     ColumnElement,
     Connection,
+    Row,
     ScalarSelect,
     Table,
     Text,
@@ -560,22 +561,18 @@ def points_after_step(session: Session, run_id: int, key: str, after_step: int |
     before the `limit`-th found: a page reads about `limit` points, however long the series and however its
     flushes interleave."""
     chunk = chunk_table.c
-    condition = [chunk.run_id == run_id, chunk.key == key]
-    if after_step is not None:
-        condition.append(chunk.last_step > after_step)
-    spans = session.execute(select(chunk.first_step, chunk.seq, chunk.count).where(*condition)
-                            .order_by(chunk.first_step)).all()
+    spans = _spans_by_first_step(session, run_id, key, after_step)
     found: list[tuple[int, float, float]] = []
     batch: list[int]
-    taken = 0
-    while taken < len(spans):
-        if len(found) >= limit and spans[taken][0] > found[limit - 1][0]:
+    pending = next(spans, None)
+    while pending is not None:
+        if len(found) >= limit and pending[0] > found[limit - 1][0]:
             break  # every chunk left starts after the limit-th point found
         wanted, batch = limit - len(found), []  # seqs of the chunks to read next
-        while taken < len(spans) and (wanted > 0 or not batch):  # enough chunks to fill the page, one at least
-            batch.append(spans[taken][1])
-            wanted -= spans[taken][2]
-            taken += 1
+        while pending is not None and (wanted > 0 or not batch):  # enough chunks to fill the page, one at least
+            batch.append(pending[1])
+            wanted -= pending[2]
+            pending = next(spans, None)
         steps, values, wall_times = _chunk_points(session.execute(
             select(chunk.step_bytes, chunk.value_bytes, chunk.wall_time_bytes)
             .where(chunk.run_id == run_id, chunk.key == key, chunk.seq.in_(batch))))
@@ -584,6 +581,26 @@ def points_after_step(session: Session, run_id: int, key: str, after_step: int |
         found.sort(key=itemgetter(0))
         del found[limit:]  # a later chunk can only push these out
     return [point[0] for point in found], [point[1] for point in found], [point[2] for point in found]
+
+
+_SPANS_PER_READ = 256
+
+
+def _spans_by_first_step(session: Session, run_id: int, key: str, after_step: int | None) -> Iterator[Row]:
+    """(first_step, seq, count) of the key's chunks past `after_step`, in order of first step, read a few hundred
+    at a time: the first point of a long series reads one such page, not a row per flush."""
+    chunk = chunk_table.c
+    condition = [chunk.run_id == run_id, chunk.key == key]
+    if after_step is not None:
+        condition.append(chunk.last_step > after_step)
+    resume: list[ColumnElement[bool]] = []  # past the last span read
+    while True:
+        page = session.execute(select(chunk.first_step, chunk.seq, chunk.count).where(*condition, *resume)
+                               .order_by(chunk.first_step, chunk.seq).limit(_SPANS_PER_READ)).all()
+        yield from page
+        if len(page) < _SPANS_PER_READ:
+            return
+        resume = [tuple_(chunk.first_step, chunk.seq) > tuple_(*page[-1][:2])]
 
 
 def read_points(session: Session, run_id: int, key: str) -> Series:
