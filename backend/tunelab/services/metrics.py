@@ -1,7 +1,8 @@
 """Metric history: batched idempotent ingest, per-key summaries, capped downsampled reads and replay for live views.
 
-The hot path speaks SQL directly (one statement per batch, no ORM objects per point): a training run flushes
-every second and a compare view reads hundreds of thousands of points.
+The hot path speaks SQL directly on the driver (four statements per batch, no ORM objects per point) and stores a
+batch as one packed chunk per key (MetricChunk): a training run flushes every second and a compare view reads
+hundreds of thousands of points.
 """
 
 import json
@@ -116,10 +117,11 @@ class Driver(NamedTuple):
 
     def insert_rows(self, statement: str, table: Table, rows: list[tuple], **constants: Any) -> int:
         """Rows of `table` (its columns in order, less the `constants`, which every row shares) in one statement
-        built by _batch_insert; returns how many rows it wrote. PostgreSQL gets one array literal per column:
-        executemany would run the statement once per row (each parsed, planned and answered; ~80 µs of API CPU for
-        a single row), and psycopg's list dumper costs ~0.6 µs per element where joining the C reprs costs ~0.1 µs
-        (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf). SQLite runs in this
+        built by _batch_insert; returns how many rows it wrote. PostgreSQL gets one array parameter per column
+        (_array_literal): executemany would run the statement once per row (each parsed, planned and answered; ~80
+        µs of API CPU for a single row), and psycopg's list dumper costs ~0.6 µs per element where joining the C
+        reprs costs ~0.1 µs (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf); a
+        chunk's few byte strings go through that dumper, as bytea[]. SQLite runs in this
         process, where stepping one prepared statement over the rows is the cheapest."""
         sql, fixed = _driver_sql(statement, self.dialect)
         names = [column.name for column in table.columns if column.name not in constants]
