@@ -104,8 +104,9 @@ class SqlRunSink:
 
 
 class CancelWatch:
-    """A background thread for one run: cancel notices from Redis, with SQL as the fallback. It also ends this
-    process if the worker that started it is gone (where the OS cannot be asked to, as on macOS)."""
+    """A background thread for one run: cancel notices from Redis, with SQL as the fallback (a force stop is left to
+    the supervisor, which kills the process). It also ends this process if the worker that started it is gone
+    (where the OS cannot be asked to, as on macOS)."""
 
     def __init__(self, run_id: int, sink: SqlRunSink, settings: Settings) -> None:
         self.run_id, self.sink, self.settings = run_id, sink, settings
@@ -140,14 +141,16 @@ class CancelWatch:
                 os._exit(1)
             try:
                 with session_scope() as session:
-                    if lifecycle.stop_requests(session, self.run_id).cancel:
+                    requests = lifecycle.stop_requests(session, self.run_id)
+                    if requests.cancel and not requests.force:
                         self._cancel()
             except Exception:  # noqa: BLE001  (the database away for a moment; the next poll may succeed)
                 log.warning("cancel poll failed for run %s", self.run_id, exc_info=True)
 
     def _listen(self) -> None:
-        wait_for_notice(self.run_id, frozenset({"cancel", "force_stop"}), self._cancel, self._stop,
-                        "the cancel listener")
+        # A force stop is the supervisor's to carry out (it kills this process group): stopping gracefully as well
+        # raced it, and a run force-stopped at a quick step could end as an ordinary cancel.
+        wait_for_notice(self.run_id, frozenset({"cancel"}), self._cancel, self._stop, "the cancel listener")
 
 
 def configure_run_log() -> None:
