@@ -1,7 +1,7 @@
 """Metrics ingest and reads: MLflow and Tunelab started side by side, the same workloads against both, alternating.
 
     make bench                                                   # installs the pinned MLflow first, then:
-    python scripts/bench_metrics.py --backend both [--quick] [--scale 0.25] [--json out.json]
+    python scripts/bench_metrics.py --backend both [--quick] [--scale 0.25] [--workloads c] [--json out.json]
 
 For each backend (SQLite, PostgreSQL) it starts `mlflow server --workers 1` (MLFLOW_VERSION, from the bench-only
 virtualenv var/bench-venv, never the project's) and `tunelab api` (the real command, its access log as shipped,
@@ -418,7 +418,8 @@ def read(target: Target, call: Callable[[httpx.Client], int], expected: int, rep
     return measured(target, work)
 
 
-def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[list[Workload], dict]:
+def run_backend(backend: str, sizes: argparse.Namespace, pairs: int,
+                only: str = "abcd") -> tuple[list[Workload], dict]:
     workdir = Path(tempfile.mkdtemp(prefix=f"tunelab-bench-{backend}-"))
     targets: list[Target] = []
     completed = False
@@ -437,7 +438,7 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[li
         compare = Workload(f"(d) 10-run full compare ({10 * sizes.a_steps:,} points)", "read")
         stored: dict[str, float] = {}
         a_runs: dict[str, list] = {}
-        for pair in range(pairs):
+        for pair in range(pairs if "a" in only or "d" in only else 0):  # (d) reads the runs of (a)
             for target in targets:
                 runs = target.create_runs(sizes.a_runs, f"a{pair}")
                 before = target.stored_bytes()
@@ -447,17 +448,17 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[li
                     stored[target.name] = (target.stored_bytes() - before) / measure.points
                     a_runs[target.name] = runs
                 report(backend, a.name, measure)
-        for pair in range(pairs):
+        for pair in range(pairs if "b" in only else 0):
             for target in targets:
                 runs = target.create_runs(sizes.b_runs, f"b{pair}")
                 b.measures.append(ingest(target, runs, sizes.b_steps, 250, 4))
                 report(backend, b.name, b.measures[-1])
-        for pair in range(pairs):
+        for pair in range(pairs if "c" in only else 0):
             for target in targets:
                 [run] = target.create_runs(1, f"c{pair}")
                 c.measures.append(one_point_per_request(target, run, sizes.single_requests))
                 report(backend, c.name, c.measures[-1])
-        for pair in range(pairs):
+        for pair in range(pairs if "d" in only else 0):
             for target in targets:
                 runs = a_runs[target.name]
                 history.measures.append(read(
@@ -469,7 +470,7 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int) -> tuple[li
                     10 * sizes.a_steps, sizes.read_repeats))
                 report(backend, compare.name, compare.measures[-1])
         completed = True
-        return [a, b, c, history, compare], stored
+        return [workload for workload in (a, b, c, history, compare) if workload.measures], stored
     finally:
         for target in targets:
             target.stop()
@@ -526,9 +527,10 @@ def rows_of(backend: str, workloads: list[Workload], stored: dict[str, float]) -
                 " ms/read",
                 format_ratio(ratio(median_of(ms, "MLflow", wall_ms), median_of(ms, "Tunelab", wall_ms))),
             ])
-    rows.append([f"(e) bytes per stored point over (a), {backend}", f"{stored.get('MLflow', 0):.1f} B",
-                 f"{stored.get('Tunelab', 0):.1f} B", format_ratio(ratio(stored.get("MLflow"), stored.get("Tunelab"))),
-                 "", ""])
+    if stored:
+        rows.append([f"(e) bytes per stored point over (a), {backend}", f"{stored.get('MLflow', 0):.1f} B",
+                     f"{stored.get('Tunelab', 0):.1f} B",
+                     format_ratio(ratio(stored.get("MLflow"), stored.get("Tunelab"))), "", ""])
     return rows
 
 
@@ -562,13 +564,15 @@ def main() -> None:
                         help="multiply the steps per run of (a) and (b) and the requests of (c) (runs stay)")
     parser.add_argument("--pairs", type=int, default=2, help="MLflow, Tunelab repetitions of each workload")
     parser.add_argument("--json", type=Path, help="also write every measure to this file")
+    parser.add_argument("--workloads", default="abcd", type=lambda value: value.lower(),
+                        help="which of the workloads (a) to (d) to run, e.g. c (default: abcd); (d) and (e) need (a)")
     args = parser.parse_args()
     sizes = sizes_for(args)
     note = load_note()
     print(f"MLflow {MLFLOW_VERSION} (1 worker) beside tunelab api; {note}\nsizes: {vars(sizes)}, pairs {args.pairs}")
     rows, results = [], {"note": note, "sizes": vars(sizes), "pairs": args.pairs, "backends": {}}
     for backend in (("sqlite", "postgres") if args.backend == "both" else (args.backend,)):
-        workloads, stored = run_backend(backend, sizes, args.pairs)
+        workloads, stored = run_backend(backend, sizes, args.pairs, args.workloads)
         rows += rows_of(backend, workloads, stored)
         results["backends"][backend] = {
             "workloads": [{"name": w.name, "unit": w.unit, "measures": [asdict(m) for m in w.measures]}
