@@ -54,8 +54,10 @@ def _validation_details(errors: Sequence[Any]) -> list[dict]:
 async def _lifespan(app: FastAPI):
     import anyio
     from anyio import to_thread
+    from sqlalchemy.engine import make_url
 
     from tunelab.api.deps import get_broker
+    from tunelab.db.loop_connections import LoopConnections, LoopSqlite
     from tunelab.services.bootstrap import register_bundled_assets
     from tunelab.services.live_hub import LiveHub, end_streams_on_exit_signals
     from tunelab.services.reaper import start_reaper
@@ -65,6 +67,12 @@ async def _lifespan(app: FastAPI):
     # and the SQL pool has a connection for each of them, the live reads and the reaper (db/session.py).
     to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
     app.state.db_slots = anyio.Semaphore(settings.api_threads)
+    # The metrics fast path's own connections, used on this loop (api/ingest_fast_path.py).
+    database_url = make_url(settings.database_url)
+    is_postgres = database_url.get_backend_name() == "postgresql"
+    app.state.loop_connections = LoopConnections(settings.database_url, settings.api_threads) if is_postgres else None
+    database_file = database_url.database if database_url.get_backend_name() == "sqlite" else None
+    app.state.loop_sqlite = LoopSqlite(database_file) if database_file and database_file != ":memory:" else None
     register_bundled_assets(settings)
     broker = app.dependency_overrides.get(get_broker, get_broker)()
     stop_reaper = start_reaper(settings, broker)
@@ -73,6 +81,10 @@ async def _lifespan(app: FastAPI):
     end_streams_on_exit_signals()
     yield
     await app.state.live_hub.stop()
+    if app.state.loop_connections is not None:
+        await app.state.loop_connections.close()
+    if app.state.loop_sqlite is not None:
+        app.state.loop_sqlite.close()
     stop_reaper.set()
     release_embedded_redis()
 

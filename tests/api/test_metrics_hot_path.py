@@ -2,10 +2,12 @@
 token, user, run and roles reads each batch once paid), and a revoked token or a lowered role is obeyed at once
 though the caller is remembered."""
 
+import sqlite3
 import threading
 
+import httpx
 from fastapi import Request
-from sqlalchemy import event
+from sqlalchemy import event, make_url
 
 from tests.api.teams_helpers import (
     API,
@@ -164,3 +166,42 @@ def test_a_remembered_callers_batch_skips_the_route_and_is_answered_as_the_route
     summary = {series["key"]: series["count"] for series in
                http.get(f"{API}/runs/{run_id}/metrics", headers=team.editor.headers).json()["series"]}
     assert summary == dict.fromkeys(KEYS, 200)
+
+
+def test_a_small_batch_written_on_the_event_loop_never_makes_it_wait_for_another_writer(app, client, redis_url):
+    """A remembered caller's small batch on SQLite is written on the event loop (db/loop_connections.LoopSqlite),
+    but only when nobody else writes: while another process holds the write lock, the batch waits on a thread and
+    the API goes on answering."""
+    _wait_until_credentials_are_remembered()
+    http = stateless_client(app)
+    team = create_team(app, client, http, "loop-writes")
+    run_id = launch_external(http, team.editor, team.project_id)["id"]
+
+    def log(step: int) -> httpx.Response:
+        return http.post(f"{API}/runs/{run_id}/metrics", headers=team.editor.headers,
+                         json={"points": [{"key": "train/loss", "step": step, "value": 1.0}]})
+
+    assert [log(step).json()["seq"] for step in range(3)] == [1, 2, 3]  # the first through the route
+    on_the_loop = app.state.loop_sqlite.commits
+    assert http.post(f"{API}/runs/{run_id}/metrics", json=_batch(10_000), headers=team.editor.headers).status_code == 200
+    assert app.state.loop_sqlite.commits == on_the_loop, "a large batch is written on a thread"
+    other_writer = sqlite3.connect(make_url(get_engine().url).database, isolation_level=None)
+    waiting: list[httpx.Response] = []
+    try:
+        other_writer.execute("BEGIN IMMEDIATE")
+        blocked = threading.Thread(target=lambda: waiting.append(log(3)))
+        blocked.start()
+        answered_meanwhile = http.get(f"{API}/runs/{run_id}", headers=team.editor.headers)
+        assert not waiting, "the batch did not wait for the other writer"
+        assert answered_meanwhile.status_code == 200
+    finally:
+        other_writer.rollback()
+        other_writer.close()
+    blocked.join(timeout=60)
+
+    assert waiting[0].json() == {"seq": 5, "accepted": 1}
+    assert log(4).json()["seq"] == 6
+    assert app.state.loop_sqlite.commits == on_the_loop + 1, "a small batch is written on the loop when it can be"
+    series = http.get(f"{API}/runs/{run_id}/metrics", params={"keys": "train/loss", "after_step": -1},
+                      headers=team.editor.headers).json()["series"]
+    assert series[0]["step"][:5] == [0, 1, 2, 3, 4]

@@ -77,9 +77,18 @@ def test_with_the_database_down_calls_answer_503_and_recover_by_themselves(datab
         admin = _admin_token(server.base_url)
         with httpx.Client(base_url=server.base_url + API, timeout=30) as http:
             assert http.get("/runs", headers=admin).status_code == 200
+            run = http.post("/runs", headers=admin, json={"method": "lora", "model": "tunelab-tiny", "external": True})
+            steps = iter(range(10**6))
+
+            def log_a_point() -> httpx.Response:  # after the first, on the metrics fast path's own connections
+                return http.post(f"/runs/{run.json()['id']}/metrics", headers=admin,
+                                 json={"points": [{"key": "train/loss", "step": next(steps), "value": 1.0}]})
+
+            assert [log_a_point().status_code for _ in range(3)] == [200] * 3
 
             proxy.cut()
             started = time.monotonic()
+            _unavailable_database(log_a_point())
             _unavailable_database(http.get("/runs", headers=admin))
             _unavailable_database(http.get("/projects", headers=admin))
             _unavailable_database(http.post("/runs", headers=admin,
@@ -95,6 +104,8 @@ def test_with_the_database_down_calls_answer_503_and_recover_by_themselves(datab
             proxy.reopen()
             wait_for(lambda: http.get("/runs", headers=admin).status_code == 200, 30,
                      message="calls to succeed again once the database is back")
+            wait_for(lambda: log_a_point().status_code == 200, 30, message="logging to succeed again")
+            assert log_a_point().json()["accepted"] == 1
             assert http.get("/health").status_code == 200
             assert _sign_in(http, ADMIN["password"]).status_code == 200
     finally:

@@ -2,11 +2,13 @@
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 from tunelab.core.settings import Settings, get_settings
@@ -24,13 +26,21 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 
 
-def _serialized_writes() -> type[sqlite3.Connection]:
-    """A pysqlite connection class whose writers queue on one lock per engine. SQLite lets one writer in at a
-    time, and a writer that finds the database locked sleeps in SQLite's busy handler (1, 2, 5 … 100 ms between
-    tries), so under a steady stream of small writes most of a request's time went to sleeping after the lock was
-    already free. Waiting on a Python lock hands it over at once. The lock is taken at a transaction's first write
-    (when pysqlite begins the transaction) and given back at its commit, rollback or close."""
-    lock = threading.Lock()
+@cache
+def sqlite_write_lock(database: str) -> threading.Lock:
+    """What this process's writers of a SQLite database file queue on (serialized_writes)."""
+    return threading.Lock()
+
+
+@cache
+def serialized_writes(database: str) -> type[sqlite3.Connection]:
+    """A pysqlite connection class whose writers queue on one lock per database file in this process. SQLite lets
+    one writer in at a time, and a writer that finds the database locked sleeps in SQLite's busy handler (1, 2, 5 …
+    100 ms between tries), so under a steady stream of small writes most of a request's time went to sleeping
+    after the lock was already free. Waiting on a Python lock hands it over at once. The lock is taken at a
+    transaction's first write (when pysqlite begins the transaction), or by begin_write_now, and given back at its
+    commit, rollback or close."""
+    lock = sqlite_write_lock(database)
 
     class WriteCursor(sqlite3.Cursor):
         def execute(self, sql, parameters=(), /):
@@ -52,6 +62,19 @@ def _serialized_writes() -> type[sqlite3.Connection]:
                 if not lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_S):
                     raise sqlite3.OperationalError("database is locked")
                 self.holds_lock = True
+
+        def begin_write_now(self) -> bool:
+            """Begin a write transaction (BEGIN IMMEDIATE) unless another writer holds the database, in this process
+            or another; False then. It never waits when the connection's busy timeout is 0 (LoopSqlite's)."""
+            if self.holds_lock or not lock.acquire(blocking=False):
+                return False
+            self.holds_lock = True
+            try:
+                super().execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:  # another process writes ("database is locked")
+                self._release()
+                return False
+            return True
 
         def _release(self) -> None:
             if self.holds_lock:
@@ -83,21 +106,56 @@ def make_engine(url: str, **engine_kwargs) -> Engine:
     if "poolclass" not in engine_kwargs and ":memory:" not in url:
         engine_kwargs = {**_pool_kwargs(get_settings()), **engine_kwargs}
     if url.startswith("sqlite"):
-        connect_args = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S, "factory": _serialized_writes()}
+        connect_args = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S,
+                        "factory": serialized_writes(make_url(url).database or "")}
         engine = create_engine(url, connect_args=connect_args, **engine_kwargs)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
-            # WAL lets the API read while a worker writes; foreign keys are off by default in SQLite.
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.close()
+            set_sqlite_pragmas(dbapi_conn)
 
         return engine
     # A database host that does not answer fails a connection in seconds (a 503), instead of holding the request.
-    return create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 5}, **engine_kwargs)
+    engine = create_engine(url, connect_args={"connect_timeout": 5}, **engine_kwargs)
+    _ping_after_idle(engine)
+    return engine
+
+
+def set_sqlite_pragmas(connection: sqlite3.Connection) -> None:
+    # WAL lets the API read while a worker writes; foreign keys are off by default in SQLite.
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+# A pooled PostgreSQL connection that sat unused for this long is pinged before it is handed out.
+POOL_PING_AFTER_IDLE_S = 5.0
+
+
+def _ping_after_idle(engine: Engine) -> None:
+    """Hand out no pooled connection that the server has dropped (a restart, an idle timeout, a cut network), as
+    pool_pre_ping does, but ping only a connection that sat unused for POOL_PING_AFTER_IDLE_S: pool_pre_ping's
+    round trip on every checkout was a fifth of a one-point metrics batch's cost. A connection in steady use that
+    breaks fails its statement, and SQLAlchemy then replaces every connection of the pool; one the driver already
+    knows is broken is replaced at checkout."""
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_connection, record) -> None:
+        record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _check(dbapi_connection, record, _proxy) -> None:
+        if dbapi_connection.broken or dbapi_connection.closed:
+            raise DisconnectionError("the connection is broken")  # the pool connects anew and tries again
+        returned_at = record.info.get("returned_at")  # none for a new connection: it just answered
+        if returned_at is None or time.monotonic() - returned_at < POOL_PING_AFTER_IDLE_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error as exc:
+            raise DisconnectionError(f"the idle connection is gone: {exc}") from exc
 
 
 @lru_cache

@@ -2,6 +2,7 @@
 run:<id> and queue sends. A listener who reads SQL on a notification always finds the rows, and a worker
 never receives a run id before the run's row is visible."""
 
+import asyncio
 import json
 import logging
 import threading
@@ -63,6 +64,13 @@ def publish_metrics_now(run_id: int, seq: int) -> None:
     """The notice of a flush, unless this process knows nobody watches the run (services/watched_runs)."""
     if watched_runs.watched(run_id):
         publish_now(run_id, {"type": "metrics", "seq": seq})
+
+
+def publish_metrics_soon(run_id: int, seq: int) -> None:
+    """publish_metrics_now from the event loop, which must not wait for Redis: the notice goes from a thread."""
+    if watched_runs.watched(run_id):
+        notice: MetricsEvent = {"type": "metrics", "seq": seq}
+        asyncio.get_running_loop().run_in_executor(None, publish_now, run_id, notice)
 
 
 def publish_now(run_id: int, message: RunEvent) -> None:

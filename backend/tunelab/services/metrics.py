@@ -12,7 +12,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cache
 from itertools import groupby
 from operator import itemgetter
@@ -24,8 +24,8 @@ from sqlalchemy import (
     Connection,
     Row,
     ScalarSelect,
+    Select,
     Table,
-    Text,
     Update,
     and_,
     bindparam,
@@ -38,7 +38,6 @@ from sqlalchemy import (
     tuple_,
     update,
 )
-from sqlalchemy import cast as cast_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.postgresql.dml import Insert as PgInsert
@@ -46,9 +45,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.dialects.sqlite.dml import Insert as SqliteInsert
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.sql.type_api import TypeEngine
 
 from tunelab.core.errors import AppError
 from tunelab.db.base import table_of
+from tunelab.db.loop_connections import LoopConnections
 from tunelab.db.models.metric import MetricChunk, MetricRollup, MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services import run_refs
@@ -118,24 +121,30 @@ class Driver(NamedTuple):
     def insert_rows(self, statement: str, table: Table, rows: list[tuple], **constants: Any) -> int:
         """Rows of `table` (its columns in order, less the `constants`, which every row shares) in one statement
         built by _batch_insert; returns how many rows it wrote. PostgreSQL gets one array parameter per column
-        (_array_literal): executemany would run the statement once per row (each parsed, planned and answered; ~80
-        µs of API CPU for a single row), and psycopg's list dumper costs ~0.6 µs per element where joining the C
-        reprs costs ~0.1 µs (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf); a
-        chunk's few byte strings go through that dumper, as bytea[]. SQLite runs in this
-        process, where stepping one prepared statement over the rows is the cheapest."""
+        (_array_parameters): executemany would run the statement once per row (each parsed, planned and answered;
+        ~80 µs of API CPU for a single row). SQLite runs in this process, where stepping one prepared statement over
+        the rows is the cheapest."""
         sql, fixed = _driver_sql(statement, self.dialect)
-        names = [column.name for column in table.columns if column.name not in constants]
         cursor = self.connection.cursor()
         try:
             if self.dialect == "postgresql":
-                columns = zip(*rows, strict=True)
-                cursor.execute(sql, {**fixed, **constants, **{
-                    f"{name}_array": _array_literal(values) for name, values in zip(names, columns, strict=True)}})
+                cursor.execute(sql, {**fixed, **constants, **_array_parameters(table, rows, constants)})
             else:
+                names = [column.name for column in table.columns if column.name not in constants]
                 cursor.executemany(sql, [{**constants, **dict(zip(names, row, strict=True))} for row in rows])
             return cursor.rowcount
         finally:
             cursor.close()
+
+
+def _array_parameters(table: Table, rows: list[tuple], constants: Collection[str], prefix: str = "") -> dict[str, Any]:
+    """The rows of `table` (its columns in order, less `constants`) as the array parameters of _unnested_rows. Text and
+    numbers go as literals: psycopg's list dumper costs ~0.6 µs per element where joining the C reprs costs ~0.1 µs
+    (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf); a chunk's few byte strings go
+    through that dumper, as bytea[]."""
+    names = [column.name for column in table.columns if column.name not in constants]
+    return {f"{prefix}{name}_array": _array_literal(values)
+            for name, values in zip(names, zip(*rows, strict=True), strict=True)}
 
 
 def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
@@ -163,6 +172,12 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
         if remembered is not None:
             run_refs.forget(run_id)  # gone, or its id given to another run: the next request reads it again
         raise AppError("RUN_NOT_FOUND", f"run {run_id} does not exist", {"run_id": run_id})
+    if driver.dialect == "postgresql":
+        # Read in a statement of its own: the bump's snapshot was taken before it waited for the row lock, so it
+        # cannot see what a flush of the same run that held the lock stored (e.g. the first try of a retry).
+        cursor = driver.execute("stored_last_steps", {"the_run_id": run_id})
+        row = (row[0], cursor.fetchone()[0])
+        cursor.close()
     seq, last_steps = row  # last_steps: JSON text from SQLite, already decoded by psycopg, None for no key yet
     stored_last_steps = (json.loads(last_steps) if isinstance(last_steps, str) else last_steps) or {}
 
@@ -176,16 +191,22 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
 
 
 def _bump_seq(dialect: str, guarded: bool) -> Update:
-    """The run's next flush number, and the stored last step of each of its keys as a JSON object (which
-    _new_chunks needs): one statement where two were ~10 % of a one-point batch's cost."""
+    """The run's next flush number and, on SQLite, the stored last step of each of its keys as a JSON object (which
+    _new_chunks needs): one statement where two were ~10 % of a one-point batch's cost. SQLite has one writer at a
+    time, whose snapshot is the latest; PostgreSQL reads them after the bump (store_points)."""
     statement = update(run_table).where(run_table.c.id == bindparam("the_run_id"))
     if guarded:  # bind names unlike the columns', which an UPDATE reserves for its SET clause
         statement = statement.where(run_table.c.project_id == bindparam("the_project_id"),
                                     run_table.c.external == bindparam("the_external"))
+    statement = statement.values(metric_seq=run_table.c.metric_seq + 1)
+    if dialect == "postgresql":
+        return statement.returning(run_table.c.metric_seq)
+    return statement.returning(run_table.c.metric_seq, _stored_last_steps(run_table.c.id, dialect).scalar_subquery())
+
+
+def _stored_last_steps(run_id: ColumnElement[int], dialect: str) -> Select:
     as_object = func.json_object_agg if dialect == "postgresql" else func.json_group_object
-    last_steps = (select(as_object(summary_table.c.key, summary_table.c.last_step))
-                  .where(summary_table.c.run_id == run_table.c.id).scalar_subquery())
-    return statement.values(metric_seq=run_table.c.metric_seq + 1).returning(run_table.c.metric_seq, last_steps)
+    return select(as_object(summary_table.c.key, summary_table.c.last_step)).where(summary_table.c.run_id == run_id)
 
 
 def ingest_external_points(session: Session, run: RunRef, points: Sequence[MetricPoint]) -> int:
@@ -195,10 +216,92 @@ def ingest_external_points(session: Session, run: RunRef, points: Sequence[Metri
     return ingest_points(session, run.id, points, remembered=run)
 
 
-def store_external_points(driver: Driver, run: RunRef, points: Sequence[MetricPoint]) -> int:
-    """ingest_external_points on a driver connection, as store_points is ingest_points."""
+def commit_external_points(driver: Driver, run: RunRef, points: Sequence[MetricPoint]) -> int:
+    """ingest_external_points on a driver connection with no transaction open, in a transaction of its own,
+    committed before it returns (the metrics fast path's); the caller then calls events.publish_metrics_now."""
     _require_external(run)
-    return store_points(driver, run.id, points, remembered=run)
+    seq = store_points(driver, run.id, points, remembered=run)
+    driver.connection.commit()
+    return seq
+
+
+async def store_at_once(connections: LoopConnections, run: RunRef, points: Sequence[MetricPoint]) -> int | None:
+    """PostgreSQL: a batch of an external run stored and committed by one statement, on the event loop (the
+    metrics fast path's); returns its flush number, or None when commit_external_points must store it instead.
+
+    One round trip where commit_external_points makes eight (BEGIN, six statements, COMMIT), which were two thirds
+    of a one-point batch's cost, in the API and in PostgreSQL's backend. The statement (_store_at_once_statement)
+    stores the batch only when no key's batch starts at or before the key's stored last step, which is nearly
+    always, so nothing needs reading first; and only when no other flush of the run committed after its snapshot
+    was taken (it then waited for the run's row lock, and the snapshot cannot see what that flush stored).
+    Otherwise it only takes a flush number, which leaves a gap that replay reads past. A batch with eval/loss also
+    goes to commit_external_points: copying it to the run would update the run's row a second time, which one
+    statement cannot do."""
+    _require_external(run)
+    if any(point[0] == EVAL_LOSS_KEY for point in points):
+        return None
+    chunks = _new_chunks(None, run.id, list(points), {})  # nothing stored can overlap: the statement checks it
+    cells = _cells(chunks)
+    arrays = {
+        **_array_parameters(chunk_table, [chunk.row() for chunk in chunks], ("run_id", "seq"), "chunk_"),
+        **_array_parameters(rollup_table, _rollup_rows(cells), ("run_id",), "rollup_"),
+        **_array_parameters(summary_table, [(key, *summary) for key, summary in _summarize(cells).items()],
+                            ("run_id",), "summary_"),
+        "the_run_id": run.id, "the_project_id": run.project_id, "the_external": run.external,
+    }
+    sql, positions, fixed = _at_once_sql()
+    parameters = [arrays[name] if name in arrays else fixed[name] for name in positions]
+    async with connections.connection() as connection:
+        cursor = await connection.execute(sql, parameters)
+        row = await cursor.fetchone()
+    assert row is not None  # a SELECT without FROM: always its one row
+    seq, stored, _ = row
+    if seq is None:
+        run_refs.forget(run.id)  # gone, moved or no longer external: the next request reads it again
+        raise AppError("RUN_NOT_FOUND", f"run {run.id} does not exist", {"run_id": run.id})
+    return seq if stored else None
+
+
+@cache
+def _at_once_sql() -> tuple[bytes, list[str], dict[str, Any]]:
+    """_store_at_once_statement with PostgreSQL's own $1 placeholders, for a psycopg raw cursor: psycopg parses
+    a query with %(name)s placeholders on every execution once it is longer than 4 KiB, as this one is. Returns
+    the SQL, the parameters' names in order, and the values SQLAlchemy bound in it."""
+    compiled = _store_at_once_statement().compile(dialect=postgresql.psycopg.dialect(paramstyle="numeric_dollar"))
+    bound = compiled.construct_params(_check=False)
+    return str(compiled).encode(), list(compiled.positiontup or ()), {
+        name: value for name, value in bound.items() if value is not None}
+
+
+def _store_at_once_statement() -> Select:
+    """The statement of store_at_once. Its parts are CTEs, which PostgreSQL runs once each, all on one snapshot;
+    `ok` holds the run and the new flush number when the batch is to be stored, and no row otherwise, and every
+    INSERT takes its rows joined with it."""
+    run = run_table.c
+    the_run_id: BindParameter[int] = bindparam("the_run_id", type_=run.id.type)
+    before = select(run.metric_seq).where(run.id == the_run_id).cte("before")  # as the snapshot has it
+    bump = (update(run_table)
+            .where(run.id == the_run_id, run.project_id == bindparam("the_project_id"),
+                   run.external == bindparam("the_external"))
+            .values(metric_seq=run.metric_seq + 1).returning(run.id, run.metric_seq).cte("bump"))
+    first_steps = func.unnest(
+        _array_bind("chunk_key_array", chunk_table.c.key.type),
+        _array_bind("chunk_first_step_array", chunk_table.c.first_step.type),
+    ).table_valued("key", "first_step").render_derived(name="first_steps")
+    summary = summary_table.c
+    overlaps = (select(literal(1)).select_from(first_steps)
+                .where(summary.run_id == the_run_id, summary.key == first_steps.c.key,
+                       summary.last_step >= first_steps.c.first_step).exists())
+    ok = (select(bump.c.id.label("run_id"), bump.c.metric_seq.label("seq"))
+          .where(bump.c.metric_seq == select(before.c.metric_seq).scalar_subquery() + 1, ~overlaps).cte("ok"))
+    chunks = _batch_insert("postgresql", chunk_table, {"run_id": ok.c.run_id, "seq": ok.c.seq}, "chunk_")
+    return select(
+        select(bump.c.metric_seq).scalar_subquery(),
+        select(ok.c.seq).scalar_subquery(),
+        # Transaction-local, and read when this statement's transaction commits: as no_wal_wait in store_points.
+        func.set_config("synchronous_commit", "off", True),
+    ).add_cte(chunks.cte("chunks"), _upsert_rollups("postgresql", ok.c.run_id).cte("rollups"),
+              _upsert_summaries("postgresql", ok.c.run_id).cte("summaries"))
 
 
 def _require_external(run: RunRef) -> None:
@@ -237,12 +340,13 @@ class NewChunk(NamedTuple):
                 _pack("d", self.values), _pack("d", self.wall_times))
 
 
-def _new_chunks(driver: Driver, run_id: int, points: list[MetricPoint],
+def _new_chunks(driver: Driver | None, run_id: int, points: list[MetricPoint],
                 stored_last_steps: dict[str, int]) -> list[NewChunk]:
     """The batch per key, each in step order, less every (key, step) already stored or repeated in the batch (the
     first one sent wins): what makes ingest idempotent now that no primary key holds a point. The stored last step
     of each key (its summary, read by the seq bump) tells whether a key's batch can overlap what is stored: nearly
-    never (steps grow), and only then are the stored chunks of its step range read."""
+    never (steps grow), and only then are the stored chunks of its step range read. Without a driver nothing is
+    read: store_at_once's statement checks the overlap itself."""
     if not points:
         return []
     by_key: defaultdict[str, list[MetricPoint]] = defaultdict(list)
@@ -258,7 +362,7 @@ def _new_chunks(driver: Driver, run_id: int, points: list[MetricPoint],
             members = sorted(first_of_step.values(), key=_step_of)
             steps = list(map(_step_of, members))
         stored_last_step = stored_last_steps.get(key)
-        if stored_last_step is not None and steps[0] <= stored_last_step:
+        if driver is not None and stored_last_step is not None and steps[0] <= stored_last_step:
             stored = _stored_steps(driver, run_id, key, steps[0], steps[-1])
             members = [point for point in members if point[1] not in stored]
             steps = list(map(_step_of, members))
@@ -390,24 +494,41 @@ def _merge(old: KeySummary, new: KeySummary) -> KeySummary:
     )
 
 
-def _batch_insert(dialect: str, table: Table, constants: tuple[str, ...]) -> PgInsert | SqliteInsert:
-    """The INSERT of Driver.insert_rows: on PostgreSQL from unnest() of one array per column (each bound as
-    `<column>_array`, a literal cast to the column's array type), on SQLite one VALUES row (executemany)."""
+def _batch_insert(dialect: str, table: Table, constants: tuple[str, ...] | dict[str, ColumnElement[Any]],
+                  prefix: str = "") -> PgInsert | SqliteInsert:
+    """The INSERT of Driver.insert_rows: on PostgreSQL from _unnested_rows, on SQLite one VALUES row (executemany).
+    The `constants`, columns every row shares, are bound by name, or given as expressions (e.g. a CTE's column,
+    which also makes the INSERT take one row per row of that CTE)."""
     if dialect != "postgresql":
         return sqlite_insert(table)
+    if not isinstance(constants, dict):
+        constants = {name: bindparam(name, type_=table.c[name].type) for name in constants}
+    rows = _unnested_rows(table, constants, prefix)
+    return pg_insert(table).from_select([*constants, *rows.c.keys()], select(*constants.values(), *rows.c))
+
+
+def _array_bind(name: str, element_type: TypeEngine[Any]) -> BindParameter[Any]:
+    """An array parameter rendered with its cast, `%(name)s::BIGINT[]`: the driver sends it as a literal
+    (_array_literal) or, for bytes, as bytea[]."""
+    return bindparam(name, type_=postgresql.ARRAY(element_type))
+
+
+def _unnested_rows(table: Table, constants: Collection[str], prefix: str = "") -> TableValuedAlias:
+    """PostgreSQL: rows of `table`'s columns but `constants` from one array per column, each bound as
+    `<prefix><column>_array`, a literal cast to the column's array type (_array_parameters)."""
     varying = [column for column in table.columns if column.name not in constants]
-    arrays = [cast_(bindparam(f"{column.name}_array", type_=Text), postgresql.ARRAY(column.type)) for column in varying]
-    rows = func.unnest(*arrays).table_valued(*(column.name for column in varying)).render_derived(name="batch")
-    return pg_insert(table).from_select(
-        [*constants, *(column.name for column in varying)],
-        select(*(bindparam(name, type_=table.c[name].type) for name in constants), *rows.c))
+    arrays = [_array_bind(f"{prefix}{column.name}_array", column.type) for column in varying]
+    return func.unnest(*arrays).table_valued(*(column.name for column in varying)).render_derived(
+        name=f"{prefix}batch")
 
 
-def _upsert_summaries(dialect: str) -> PgInsert | SqliteInsert:
+def _upsert_summaries(dialect: str, run_id: ColumnElement[int] | None = None) -> PgInsert | SqliteInsert:
     """Merge a batch's per-key summaries into the stored ones in SQL (no read first): the later last point, the
-    lower min, the higher max, the counts added; min and max skip NaN, as _merge does."""
+    lower min, the higher max, the counts added; min and max skip NaN, as _merge does. The run is bound as `run_id`
+    unless given (_store_at_once)."""
     is_pg = dialect == "postgresql"
-    statement = _batch_insert(dialect, summary_table, ("run_id",))
+    statement = _batch_insert(dialect, summary_table, ("run_id",) if run_id is None else {"run_id": run_id},
+                              "" if run_id is None else "summary_")
     current, new = summary_table.c, statement.excluded
     newer = new.last_step >= current.last_step
     min_value: ColumnElement[float]
@@ -450,10 +571,12 @@ def _copy_eval_loss() -> Update:
             .values(final_eval_loss=stored("last_value"), best_eval_loss=stored("min_value")))
 
 
-def _upsert_rollups(dialect: str) -> PgInsert | SqliteInsert:
-    """Merge cells in SQL: keep the newer last point, the lower min, the higher max, add the counts."""
+def _upsert_rollups(dialect: str, run_id: ColumnElement[int] | None = None) -> PgInsert | SqliteInsert:
+    """Merge cells in SQL: keep the newer last point, the lower min, the higher max, add the counts. The run is bound
+    as `run_id` unless given (_store_at_once)."""
     is_pg = dialect == "postgresql"
-    statement = _batch_insert(dialect, rollup_table, ("run_id",))
+    statement = _batch_insert(dialect, rollup_table, ("run_id",) if run_id is None else {"run_id": run_id},
+                              "" if run_id is None else "rollup_")
     current, new = rollup_table.c, statement.excluded
     # NaN sorts above every number in PostgreSQL's greatest/least, as in downsample(); SQLite stores no NaN.
     least, greatest = (func.least, func.greatest) if is_pg else (func.min, func.max)
@@ -473,10 +596,13 @@ def _upsert_rollups(dialect: str) -> PgInsert | SqliteInsert:
 
 def _merge_rollups(driver: Driver, run_id: int, cells: dict[tuple[str, int], Cell]) -> None:
     """Fold the batch's cells into the stored rollups: one statement for the batch."""
-    driver.insert_rows("upsert_rollups", rollup_table, [
-        (key, cell_id, cell.last_step, cell.last_value, cell.last_wall_time, cell.min_value, cell.max_value, cell.count)
-        for (key, cell_id), cell in cells.items()
-    ], run_id=run_id)
+    driver.insert_rows("upsert_rollups", rollup_table, _rollup_rows(cells), run_id=run_id)
+
+
+def _rollup_rows(cells: dict[tuple[str, int], Cell]) -> list[tuple]:
+    """The metric_rollup columns after run_id."""
+    return [(key, cell_id, cell.last_step, cell.last_value, cell.last_wall_time, cell.min_value, cell.max_value,
+             cell.count) for (key, cell_id), cell in cells.items()]
 
 
 # The statements ingest runs on the driver (Driver), by name; each is built with SQLAlchemy for the dialect and
@@ -492,6 +618,7 @@ _STATEMENTS: dict[str, Callable[[str], ClauseElement]] = {
     "upsert_summaries": _upsert_summaries,
     "copy_eval_loss": lambda _: _copy_eval_loss(),
     "upsert_rollups": _upsert_rollups,
+    "stored_last_steps": lambda dialect: _stored_last_steps(bindparam("the_run_id"), dialect),
 }
 # Named parameters for both drivers (sqlite3 takes :name with a dict, psycopg %(name)s).
 _DRIVER_DIALECTS = {"sqlite": sqlite.dialect(paramstyle="named"), "postgresql": postgresql.psycopg.dialect()}
