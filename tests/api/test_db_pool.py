@@ -36,11 +36,11 @@ def test_an_idle_loop_connection_the_server_dropped_is_replaced_before_it_is_use
     async def pid_after_the_first_is_dropped() -> tuple[int, int]:
         connections = loop_connections.LoopConnections(migrated_pg, keep_idle=1)
         try:
-            async with connections.connection() as connection:
-                dropped = await _backend_pid(connection)
+            async with connections.cursor() as cursor:
+                dropped = await _backend_pid(cursor)
             _terminate(migrated_pg, dropped)
-            async with connections.connection() as connection:
-                return dropped, await _backend_pid(connection)
+            async with connections.cursor() as cursor:
+                return dropped, await _backend_pid(cursor)
         finally:
             await connections.close()
 
@@ -48,13 +48,14 @@ def test_an_idle_loop_connection_the_server_dropped_is_replaced_before_it_is_use
     assert used != dropped
 
 
-async def _backend_pid(connection) -> int:
-    cursor = await connection.execute("SELECT pg_backend_pid()")
+async def _backend_pid(cursor) -> int:
+    await cursor.execute("SELECT pg_backend_pid()")
     return (await cursor.fetchone())[0]
 
 
 def _terminate(url: str, backend_pid: int) -> None:
     admin = sa.create_engine(url, poolclass=sa.NullPool)
     with admin.connect() as connection:
-        assert connection.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": backend_pid}).scalar_one()
+        terminated = connection.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": backend_pid})
+        assert terminated.scalar_one()
     admin.dispose()

@@ -125,8 +125,8 @@ def test_a_flush_on_postgresql_is_one_round_trip(pg_engine):
         connections = LoopConnections(pg_engine.url.render_as_string(hide_password=False), keep_idle=1)
         try:
             await metrics.store_at_once(connections, run, [("train/loss", 0, 1.0, 0.0)])
-            async with connections.connection() as connection:  # the one the flush used, back again
-                pgconn = connection.pgconn
+            async with connections.cursor() as cursor:  # the one the flush used, back again
+                pgconn = cursor.connection.pgconn
             with tempfile.TemporaryFile("w+") as trace:
                 pgconn.trace(trace.fileno())
                 pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)

@@ -183,7 +183,8 @@ def test_a_small_batch_written_on_the_event_loop_never_makes_it_wait_for_another
 
     assert [log(step).json()["seq"] for step in range(3)] == [1, 2, 3]  # the first through the route
     on_the_loop = app.state.loop_sqlite.commits
-    assert http.post(f"{API}/runs/{run_id}/metrics", json=_batch(10_000), headers=team.editor.headers).status_code == 200
+    large = http.post(f"{API}/runs/{run_id}/metrics", json=_batch(10_000), headers=team.editor.headers)
+    assert large.status_code == 200
     assert app.state.loop_sqlite.commits == on_the_loop, "a large batch is written on a thread"
     other_writer = sqlite3.connect(make_url(get_engine().url).database, isolation_level=None)
     waiting: list[httpx.Response] = []

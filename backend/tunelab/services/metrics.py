@@ -138,13 +138,16 @@ class Driver(NamedTuple):
 
 
 def _array_parameters(table: Table, rows: list[tuple], constants: Collection[str], prefix: str = "") -> dict[str, Any]:
-    """The rows of `table` (its columns in order, less `constants`) as the array parameters of _unnested_rows. Text and
-    numbers go as literals: psycopg's list dumper costs ~0.6 µs per element where joining the C reprs costs ~0.1 µs
-    (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf); a chunk's few byte strings go
-    through that dumper, as bytea[]."""
-    names = [column.name for column in table.columns if column.name not in constants]
-    return {f"{prefix}{name}_array": _array_literal(values)
-            for name, values in zip(names, zip(*rows, strict=True), strict=True)}
+    """The rows of `table` (its columns in order, less `constants`) as the array parameters of _unnested_rows, each
+    an array literal: psycopg's list dumper costs ~0.6 µs per element where joining the C reprs costs ~0.1 µs
+    (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf)."""
+    return {name: _array_literal(values)
+            for name, values in zip(_array_names(table, tuple(constants), prefix), zip(*rows, strict=True), strict=True)}
+
+
+@cache
+def _array_names(table: Table, constants: tuple[str, ...], prefix: str) -> list[str]:
+    return [f"{prefix}{column.name}_array" for column in table.columns if column.name not in constants]
 
 
 def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
@@ -251,8 +254,8 @@ async def store_at_once(connections: LoopConnections, run: RunRef, points: Seque
     }
     sql, positions, fixed = _at_once_sql()
     parameters = [arrays[name] if name in arrays else fixed[name] for name in positions]
-    async with connections.connection() as connection:
-        cursor = await connection.execute(sql, parameters)
+    async with connections.cursor() as cursor:
+        await cursor.execute(sql, parameters)
         row = await cursor.fetchone()
     assert row is not None  # a SELECT without FROM: always its one row
     seq, stored, _ = row
@@ -400,13 +403,19 @@ def _unpack(typecode: str, data: bytes) -> array:
     return unpacked
 
 
-def _array_literal(values: Sequence[Any]) -> str | list[bytes]:
-    """A column's values as one PostgreSQL array parameter of Driver.insert_rows; bytes go as psycopg's bytea[]."""
+def _array_literal(values: Sequence[Any]) -> str:
+    """A column's values as one PostgreSQL array literal, a parameter of Driver.insert_rows or store_at_once."""
     if isinstance(values[0], str):
         return _text_array(values)
     if isinstance(values[0], bytes):
-        return list(values)
+        return _bytea_array(values)
     return _number_array(values)
+
+
+def _bytea_array(blobs: Sequence[bytes]) -> str:
+    """A PostgreSQL bytea[] literal of hex elements (backslash, x, the hex digits; the backslash escaped for the array
+    literal): the hex that psycopg's list dumper sends too, dumped in ~0.9 µs instead of ~5.5 µs for a chunk."""
+    return "{" + ",".join(['"\\\\x' + blob.hex() + '"' for blob in blobs]) + "}"
 
 
 def _text_array(texts: Sequence[str]) -> str:
