@@ -22,6 +22,7 @@ from sqlalchemy import (
     ClauseElement,
     ColumnElement,
     Connection,
+    Integer,
     Row,
     ScalarSelect,
     Select,
@@ -32,9 +33,11 @@ from sqlalchemy import (
     case,
     func,
     literal,
+    literal_column,
     or_,
     select,
     text,
+    true,
     tuple_,
     update,
 )
@@ -279,30 +282,32 @@ def _at_once_sql() -> tuple[bytes, list[str], dict[str, Any]]:
 def _store_at_once_statement() -> Select:
     """The statement of store_at_once. Its parts are CTEs, which PostgreSQL runs once each, all on one snapshot;
     `ok` holds the run and the new flush number when the batch is to be stored, and no row otherwise, and every
-    INSERT takes its rows joined with it."""
+    INSERT takes its rows joined with it. Its constants are written in the SQL, not bound: each parameter costs
+    psycopg and PostgreSQL a conversion per execution."""
+    one = literal_column("1", Integer)
     run = run_table.c
     the_run_id: BindParameter[int] = bindparam("the_run_id", type_=run.id.type)
     before = select(run.metric_seq).where(run.id == the_run_id).cte("before")  # as the snapshot has it
     bump = (update(run_table)
             .where(run.id == the_run_id, run.project_id == bindparam("the_project_id"),
                    run.external == bindparam("the_external"))
-            .values(metric_seq=run.metric_seq + 1).returning(run.id, run.metric_seq).cte("bump"))
+            .values(metric_seq=run.metric_seq + one).returning(run.id, run.metric_seq).cte("bump"))
     first_steps = func.unnest(
         _array_bind("chunk_key_array", chunk_table.c.key.type),
         _array_bind("chunk_first_step_array", chunk_table.c.first_step.type),
     ).table_valued("key", "first_step").render_derived(name="first_steps")
     summary = summary_table.c
-    overlaps = (select(literal(1)).select_from(first_steps)
+    overlaps = (select(one).select_from(first_steps)
                 .where(summary.run_id == the_run_id, summary.key == first_steps.c.key,
                        summary.last_step >= first_steps.c.first_step).exists())
     ok = (select(bump.c.id.label("run_id"), bump.c.metric_seq.label("seq"))
-          .where(bump.c.metric_seq == select(before.c.metric_seq).scalar_subquery() + 1, ~overlaps).cte("ok"))
+          .where(bump.c.metric_seq == select(before.c.metric_seq).scalar_subquery() + one, ~overlaps).cte("ok"))
     chunks = _batch_insert("postgresql", chunk_table, {"run_id": ok.c.run_id, "seq": ok.c.seq}, "chunk_")
     return select(
         select(bump.c.metric_seq).scalar_subquery(),
         select(ok.c.seq).scalar_subquery(),
         # Transaction-local, and read when this statement's transaction commits: as no_wal_wait in store_points.
-        func.set_config("synchronous_commit", "off", True),
+        func.set_config(literal_column("'synchronous_commit'"), literal_column("'off'"), true()),
     ).add_cte(chunks.cte("chunks"), _upsert_rollups("postgresql", ok.c.run_id).cte("rollups"),
               _upsert_summaries("postgresql", ok.c.run_id).cte("summaries"))
 
