@@ -31,7 +31,7 @@ def test_a_pooled_connection_the_server_dropped_while_idle_is_replaced_before_it
 
 def test_an_idle_loop_connection_the_server_dropped_is_replaced_before_it_is_used(migrated_pg, monkeypatch):
     """The metrics fast path's own connections (db/loop_connections), as the pool's."""
-    monkeypatch.setattr(loop_connections, "PING_AFTER_IDLE_S", 0.0)
+    monkeypatch.setattr(db_session, "POOL_PING_AFTER_IDLE_S", 0.0)
 
     async def pid_after_the_first_is_dropped() -> tuple[int, int]:
         connections = loop_connections.LoopConnections(migrated_pg, keep_idle=1)

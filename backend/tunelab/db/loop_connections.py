@@ -18,10 +18,9 @@ from typing import Any
 import psycopg
 from sqlalchemy.engine import make_url
 
+from tunelab.db import session as db_session
 from tunelab.db.session import SQLITE_BUSY_TIMEOUT_S, serialized_writes, set_sqlite_pragmas, sqlite_write_lock
 
-# As the SQL pool's (db/session.POOL_PING_AFTER_IDLE_S).
-PING_AFTER_IDLE_S = 5.0
 CONNECT_TIMEOUT_S = 5
 
 
@@ -29,7 +28,7 @@ class LoopConnections:
     """PostgreSQL connections for the event loop that created them, for a batch stored by one statement
     (services/metrics.store_at_once), awaited on the loop. At most `keep_idle` stay open between statements (the
     app keeps as many as its db_slots, which bound how many are in use at once). Like the SQL pool (db/session.py),
-    it never hands out a connection that the server dropped while it sat idle: one unused for PING_AFTER_IDLE_S is
+    it never hands out a connection that the server dropped while it sat idle: one unused for POOL_PING_AFTER_IDLE_S is
     pinged first, and one that failed mid-statement is closed, not kept."""
 
     def __init__(self, database_url: str, keep_idle: int) -> None:
@@ -66,7 +65,7 @@ class LoopConnections:
             cursor, returned_at = self._idle.pop()
             if cursor.connection.broken or cursor.connection.closed:
                 continue
-            if time.monotonic() - returned_at >= PING_AFTER_IDLE_S:
+            if time.monotonic() - returned_at >= db_session.POOL_PING_AFTER_IDLE_S:  # the pool's, read each time
                 try:
                     await cursor.execute("SELECT 1")
                 except psycopg.Error:

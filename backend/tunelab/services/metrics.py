@@ -252,8 +252,7 @@ async def store_at_once(connections: LoopConnections, run: RunRef, points: Seque
     arrays = {
         **_array_parameters(chunk_table, [chunk.row() for chunk in chunks], ("run_id", "seq"), "chunk_"),
         **_array_parameters(rollup_table, _rollup_rows(cells), ("run_id",), "rollup_"),
-        **_array_parameters(summary_table, [(key, *summary) for key, summary in _summarize(cells).items()],
-                            ("run_id",), "summary_"),
+        **_array_parameters(summary_table, _summary_rows(_summarize(cells)), ("run_id",), "summary_"),
         "the_run_id": run.id, "the_project_id": run.project_id, "the_external": run.external,
     }
     sql, positions, fixed = _at_once_sql()
@@ -570,10 +569,14 @@ def _upsert_summaries(dialect: str, run_id: ColumnElement[int] | None = None) ->
 
 def _merge_summaries(driver: Driver, run_id: int, batch: dict[str, KeySummary]) -> None:
     """One statement for the batch; the run row lock taken by the seq bump keeps concurrent merges apart."""
-    driver.insert_rows("upsert_summaries", summary_table, [(key, *summary) for key, summary in batch.items()],
-                       run_id=run_id)
+    driver.insert_rows("upsert_summaries", summary_table, _summary_rows(batch), run_id=run_id)
     if EVAL_LOSS_KEY in batch:
         driver.execute("copy_eval_loss", {"the_run_id": run_id}).close()
+
+
+def _summary_rows(summaries: dict[str, KeySummary]) -> list[tuple]:
+    """The metric_summary columns after run_id."""
+    return [(key, *summary) for key, summary in summaries.items()]
 
 
 def _copy_eval_loss() -> Update:
