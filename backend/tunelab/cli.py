@@ -96,9 +96,11 @@ def cmd_api(args: argparse.Namespace) -> None:
 
     settings = get_settings()
     # On SIGTERM, the app ends its live streams with a short retry hint before uvicorn's graceful wait (main._lifespan).
-    uvicorn.run("tunelab.main:create_app", factory=True, host=args.host or settings.host,
-                port=args.port or settings.port, workers=settings.api_workers, log_level="info",
-                timeout_graceful_shutdown=3)
+    # The app writes the access log itself, in batches (api/access_log.py), so uvicorn's is off; no `server` header
+    # names what answers.
+    uvicorn.run("tunelab.main:create_served_app", factory=True, host=args.host or settings.host,
+                port=args.port or settings.port, workers=settings.api_workers, log_level="info", access_log=False,
+                server_header=False, timeout_graceful_shutdown=3)
 
 
 def cmd_worker(args: argparse.Namespace) -> None:

@@ -9,9 +9,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tunelab import __version__
+from tunelab.api.access_log import AccessLog
 from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
 from tunelab.api.ingest_fast_path import MetricsIngestFastPath
 from tunelab.api.middleware import InvalidCharactersMiddleware, RequestIdMiddleware
@@ -51,7 +52,7 @@ def _validation_details(errors: Sequence[Any]) -> list[dict]:
 
 
 @asynccontextmanager
-async def _lifespan(app: FastAPI):
+async def _lifespan(app: "TunelabAPI"):
     import anyio
     from anyio import to_thread
     from sqlalchemy.engine import make_url
@@ -87,21 +88,33 @@ async def _lifespan(app: FastAPI):
         app.state.loop_sqlite.close()
     stop_reaper.set()
     release_embedded_redis()
+    if app.access_log is not None:
+        app.access_log.flush()
 
 
 class TunelabAPI(FastAPI):
-    def build_middleware_stack(self) -> ASGIApp:
-        # The metrics fast path outside every other layer: passing through Starlette's error and body-limit
-        # middleware and ours was ~15 % of a one-point batch's CPU. It does what they would for the requests it
-        # answers (the request id, the character check, a 500 in the error shape) and hands on every other one.
-        return MetricsIngestFastPath(super().build_middleware_stack())
+    """The app, entered through the metrics fast path (and the access log, when it writes one) before FastAPI's own
+    entry: FastAPI's and Starlette's __call__, and Starlette's error and body-limit middleware and ours, cost ~15 %
+    of a one-point batch's CPU. The fast path does what they would for the requests it answers (the request id, the
+    character check, a 500 in the error shape) and hands on every other one."""
+
+    def __init__(self, *, access_log: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.access_log = AccessLog(MetricsIngestFastPath(super().__call__)) if access_log else None
+        self._entry: ASGIApp = self.access_log or MetricsIngestFastPath(super().__call__)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["app"] = self  # as Starlette sets it, for the fast path's answers
+        await self._entry(scope, receive, send)
 
 
-def create_app() -> FastAPI:
+def create_app(access_log: bool = False) -> FastAPI:
+    """The app; with `access_log`, it writes uvicorn's access line for every request itself (api/access_log.py)."""
     # FastAPI's OpenTelemetry hooks are off: Tunelab configures no OpenTelemetry, and asking the providers whether
     # one was configured cost every request ~30 µs.
     app = TunelabAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs",
-                  lifespan=_lifespan, telemetry={"tracing": False, "metrics": False, "logs": False})
+                     lifespan=_lifespan, telemetry={"tracing": False, "metrics": False, "logs": False},
+                     access_log=access_log)
 
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:
@@ -137,6 +150,11 @@ def create_app() -> FastAPI:
     _declare_raw_body_schemas(app)
     _serve_spa(app)
     return app
+
+
+def create_served_app() -> FastAPI:
+    """The app as `tunelab api` serves it: with its access log, which uvicorn then does not write (cli.cmd_api)."""
+    return create_app(access_log=True)
 
 
 NOT_BUILT_PAGE = """<!doctype html><title>Tunelab</title><body style="font-family:system-ui;padding:40px">

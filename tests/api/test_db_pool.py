@@ -36,21 +36,16 @@ def test_an_idle_loop_connection_the_server_dropped_is_replaced_before_it_is_use
     async def pid_after_the_first_is_dropped() -> tuple[int, int]:
         connections = loop_connections.LoopConnections(migrated_pg, keep_idle=1)
         try:
-            async with connections.cursor() as cursor:
-                dropped = await _backend_pid(cursor)
+            async with connections.connection() as connection:
+                dropped = await connection.fetchval("SELECT pg_backend_pid()")
             _terminate(migrated_pg, dropped)
-            async with connections.cursor() as cursor:
-                return dropped, await _backend_pid(cursor)
+            async with connections.connection() as connection:
+                return dropped, await connection.fetchval("SELECT pg_backend_pid()")
         finally:
             await connections.close()
 
     dropped, used = asyncio.run(pid_after_the_first_is_dropped())
     assert used != dropped
-
-
-async def _backend_pid(cursor) -> int:
-    await cursor.execute("SELECT pg_backend_pid()")
-    return (await cursor.fetchone())[0]
 
 
 def _terminate(url: str, backend_pid: int) -> None:

@@ -5,14 +5,12 @@ PostgreSQL, and each (key, step) once even when two flushes of a run race."""
 
 import asyncio
 import math
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from psycopg import pq
 from sqlalchemy.orm import Session
 
 from tunelab.db.loop_connections import LoopConnections
@@ -93,7 +91,8 @@ def _stored(engine: sa.Engine, run_id: int) -> dict:
 
 def test_a_flush_committed_at_once_stores_what_a_session_flush_stores(engine):
     """Every case of ingest: several keys, steps out of order and repeated within a batch, a retried batch, a
-    batch overlapping stored steps, cells spanning flushes, NaN and infinities, and eval/loss."""
+    batch overlapping stored steps, cells spanning flushes, NaN and infinities, eval/loss, and batches of one key
+    within one rollup cell."""
     nan_or_not = math.nan if engine.dialect.name == "postgresql" else 7.0  # SQLite drops NaN points either way
     batches = [
         [("train/loss", step, 1.0 / (step + 1), 1.7e9 + step) for step in range(100)]
@@ -104,6 +103,12 @@ def test_a_flush_committed_at_once_stores_what_a_session_flush_stores(engine):
         [("train/loss", step, -1.0, 5.0) for step in range(95, 140)],  # overlaps: only 100…119 and 121…129, 131…
         [("eval/loss", 100, 2.5, 6.0), ("train/loss", 140, 0.25, 6.0)],
         [("eval/loss", 200, 2.0, 7.0), ("train/loss", 200, -math.inf, 7.0)],
+        # One key within one rollup cell, as a point per request: PostgreSQL's one-row statement.
+        [("train/loss", 201, 0.125, 8.0)],
+        [("train/loss", 203, 0.5, 9.0), ("train/loss", 202, nan_or_not, 9.0), ("train/loss", 203, 7.0, 9.0)],
+        [("train/loss", 202, 3.0, 10.0)],  # retried: nothing new
+        [("train/new", 0, 1.0, 11.0)],  # a key's first point: new summary and rollup rows
+        [("train/loss", 256, 0.0625, 12.0)],  # the next rollup cell
     ]
     by_session, at_once = _external_run(engine), _external_run(engine)
     for batch in batches:
@@ -112,38 +117,77 @@ def test_a_flush_committed_at_once_stores_what_a_session_flush_stores(engine):
         _commit_at_once(engine, at_once, batch)
 
     expected = _stored(engine, by_session.id)
-    assert list(expected["series"]["train/loss"][0]) == [*range(141), 200]
+    assert list(expected["series"]["train/loss"][0]) == [*range(141), 200, 201, 202, 203, 256]
     assert expected["eval"] == (2.0, 2.0)
     assert _stored(engine, at_once.id) == expected
 
 
+class _Relay:
+    """A TCP relay between asyncpg and PostgreSQL that notes the type of every protocol message each side sends
+    while `recording`: (sender, type) pairs, e.g. ("server", "Z") for ReadyForQuery, one per round trip."""
+
+    def __init__(self, url: sa.URL) -> None:
+        self.upstream = (url.host, url.port or 5432)
+        self.recording = False
+        self.messages: list[tuple[str, str]] = []
+        self.port = 0
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        self._server.close()
+
+    async def _serve(self, client_reader, client_writer) -> None:
+        server_reader, server_writer = await asyncio.open_connection(*self.upstream)
+        await asyncio.gather(self._pipe(client_reader, server_writer, "client", untyped_first=True),
+                             self._pipe(server_reader, client_writer, "server", untyped_first=False))
+
+    async def _pipe(self, reader, writer, sender: str, untyped_first: bool) -> None:
+        pending = b""
+        while data := await reader.read(65536):
+            writer.write(data)
+            pending += data
+            while True:
+                if untyped_first:  # the startup message: a length, no type
+                    if len(pending) < 4 or len(pending) < int.from_bytes(pending[:4], "big"):
+                        break
+                    pending, untyped_first = pending[int.from_bytes(pending[:4], "big"):], False
+                    continue
+                if len(pending) < 5 or len(pending) < 1 + int.from_bytes(pending[1:5], "big"):
+                    break
+                if self.recording:
+                    self.messages.append((sender, chr(pending[0])))
+                pending = pending[1 + int.from_bytes(pending[1:5], "big"):]
+        writer.close()
+
+
 def test_a_flush_on_postgresql_is_one_round_trip(pg_engine):
-    """No BEGIN, no COMMIT, no ping of a connection used a moment ago: one statement, answered once."""
+    """No BEGIN, no COMMIT, no ping of a connection used a moment ago, no statement prepared again: one statement,
+    answered once."""
     run = _external_run(pg_engine)
 
-    async def two_flushes() -> tuple[int | None, list[str]]:
-        connections = LoopConnections(pg_engine.url.render_as_string(hide_password=False), keep_idle=1)
+    async def two_flushes() -> tuple[int | None, list[tuple[str, str]]]:
+        relay = _Relay(pg_engine.url)
+        await relay.start()
+        through_relay = pg_engine.url.set(host="127.0.0.1", port=relay.port, query={"sslmode": "disable"})
+        connections = LoopConnections(through_relay.render_as_string(hide_password=False), keep_idle=1)
         try:
             await metrics.store_at_once(connections, run, [("train/loss", 0, 1.0, 0.0)])
-            async with connections.cursor() as cursor:  # the one the flush used, back again
-                pgconn = cursor.connection.pgconn
-            with tempfile.TemporaryFile("w+") as trace:
-                pgconn.trace(trace.fileno())
-                pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
-                try:
-                    seq = await metrics.store_at_once(connections, run, [("train/loss", 1, 0.5, 1.0),
-                                                                         ("train/acc", 1, 0.1, 1.0)])
-                finally:
-                    pgconn.untrace()
-                trace.seek(0)
-                return seq, [line.split("\t")[2] for line in trace.read().splitlines() if line[:2] in ("F\t", "B\t")]
+            relay.recording = True
+            seq = await metrics.store_at_once(connections, run, [("train/loss", 1, 0.5, 1.0)])
+            relay.recording = False
+            return seq, relay.messages
         finally:
             await connections.close()
+            await relay.stop()
 
     seq, messages = asyncio.run(two_flushes())
 
-    assert messages.count("ReadyForQuery") == 1
-    assert "Query" not in messages  # a simple query: BEGIN, COMMIT or a ping
+    assert [kind for sender, kind in messages if sender == "server"].count("Z") == 1  # ReadyForQuery
+    assert ("client", "Q") not in messages  # a simple query: BEGIN, COMMIT or a ping
+    assert ("client", "P") not in messages  # Parse: the statement is prepared once per connection
     assert seq == 2
     with Session(pg_engine) as session:
         assert metrics.read_points(session, run.id, "train/loss")[0] == [0, 1]
@@ -174,7 +218,8 @@ def test_a_flush_that_waited_for_another_of_its_run_stores_each_step_once(pg_eng
         waiter = threading.Thread(target=store_retry)
         waiter.start()
         deadline = time.monotonic() + 60
-        with pg_engine.connect() as watcher:
+        # In autocommit: PostgreSQL keeps one view of pg_stat_activity for a whole transaction.
+        with pg_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
             while not watcher.execute(sa.text(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                     "AND wait_event_type = 'Lock'")).scalar_one():

@@ -5,6 +5,7 @@ import logging
 import sqlite3
 import uuid
 
+import asyncpg
 import psycopg
 from fastapi import Request
 from fastapi.responses import JSONResponse
@@ -12,6 +13,7 @@ from sqlalchemy import exc as sa_exc
 
 from tunelab.api.middleware import REQUEST_ID_HEADER, request_id
 from tunelab.core.errors import AppError, error_payload
+from tunelab.db.loop_connections import LoopDatabaseUnavailable
 
 log = logging.getLogger("tunelab.api")
 
@@ -22,8 +24,9 @@ def _request_id(request: Request) -> str:
     return request_id(request.scope) or uuid.uuid4().hex
 
 
-# The drivers' own errors: the metrics ingest path runs its statements on the driver (services/metrics.Driver).
-DRIVER_ERRORS = (sqlite3.Error, psycopg.Error)
+# The drivers' own errors: the metrics ingest path runs its statements on the driver (services/metrics.Driver), and
+# its fast path on PostgreSQL by asyncpg on the event loop (db/loop_connections).
+DRIVER_ERRORS = (sqlite3.Error, psycopg.Error, asyncpg.PostgresError, LoopDatabaseUnavailable)
 
 
 def is_database_unavailable(exc: BaseException) -> bool:
@@ -35,7 +38,7 @@ def is_database_unavailable(exc: BaseException) -> bool:
         if exc.connection_invalidated:
             return True
         driver_error = exc.orig
-    if isinstance(driver_error, psycopg.OperationalError | psycopg.InterfaceError):
+    if isinstance(driver_error, psycopg.OperationalError | psycopg.InterfaceError | LoopDatabaseUnavailable):
         return True
     return isinstance(driver_error, sqlite3.OperationalError) and "database is locked" in str(driver_error)
 

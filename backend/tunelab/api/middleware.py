@@ -2,8 +2,8 @@
 for characters no column can store, before any route sees them."""
 
 import json
-import os
 import re
+from random import getrandbits
 from urllib.parse import parse_qsl
 
 from starlette.routing import Match
@@ -37,8 +37,9 @@ def send_with_request_id(scope: Scope, send: Send) -> Send:
     """`send` adding X-Request-ID to the response: the caller's id if it sent a sane one, else a new one, which is
     also kept in the scope for the logs and error payloads."""
     incoming = _header(scope, b"x-request-id")
-    # 32 random hex digits, as uuid4().hex, without building a UUID (2.9 µs against 0.6 µs).
-    rid = incoming if incoming and _INCOMING_ID.fullmatch(incoming) else os.urandom(16).hex()
+    # 32 random hex digits, as uuid4().hex, without building a UUID or asking the kernel: an id names a request in
+    # the logs, it guards nothing, so the process's own generator is enough (0.3 µs against 2.9 µs for a UUID).
+    rid = incoming if incoming and _INCOMING_ID.fullmatch(incoming) else "%032x" % getrandbits(128)
     scope.setdefault("state", {})["request_id"] = rid
 
     async def send_with_id(message: Message) -> None:
