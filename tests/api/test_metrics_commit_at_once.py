@@ -178,6 +178,8 @@ def test_a_flush_on_postgresql_is_one_round_trip(pg_engine):
             relay.recording = True
             seq = await metrics.store_at_once(connections, run, [("train/loss", 1, 0.5, 1.0)])
             relay.recording = False
+            async with connections.connection() as connection:  # commits wait for no WAL flush, as store_points'
+                assert await connection.fetchval("SHOW synchronous_commit") == "off"
             return seq, relay.messages
         finally:
             await connections.close()

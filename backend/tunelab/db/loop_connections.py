@@ -88,7 +88,11 @@ class LoopConnections:
                     continue
             return connection
         try:
-            return await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_S)
+            # They store metrics only, which are telemetry: a database crash may lose the last fraction of a second
+            # of them (never corrupt anything), as services/metrics.store_points allows its own transactions. Set for
+            # the session, not per statement: PostgreSQL then restores no setting at each commit.
+            return await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_S,
+                                         server_settings={"synchronous_commit": "off"})
         except (*_UNAVAILABLE, asyncpg.PostgresError) as exc:
             raise LoopDatabaseUnavailable(f"could not connect to PostgreSQL: {exc}") from exc
 

@@ -37,7 +37,6 @@ from sqlalchemy import (
     or_,
     select,
     text,
-    true,
     tuple_,
     update,
 )
@@ -260,7 +259,7 @@ async def store_at_once(connections: LoopConnections, run: RunRef, points: Seque
         "the_run_id": run.id, "the_project_id": run.project_id, "the_external": run.external, **fixed,
     }
     async with connections.connection() as connection:
-        seq, stored, _ = await connection.fetchrow(sql, *[arguments[name] for name in positions])
+        seq, stored = await connection.fetchrow(sql, *[arguments[name] for name in positions])
     if seq is None:
         run_refs.forget(run.id)  # gone, moved or no longer external: the next request reads it again
         raise AppError("RUN_NOT_FOUND", f"run {run.id} does not exist", {"run_id": run.id})
@@ -319,11 +318,11 @@ def _store_at_once_statement(one_row: bool) -> Select:
     ok = (select(bump.c.id.label("run_id"), bump.c.metric_seq.label("seq"))
           .where(bump.c.metric_seq == select(before.c.metric_seq).scalar_subquery() + one, ~overlaps).cte("ok"))
     chunks = _batch_insert("postgresql", chunk_table, {"run_id": ok.c.run_id, "seq": ok.c.seq}, "chunk_", one_row)
+    # It commits without waiting for the WAL flush, as no_wal_wait in store_points: the loop's connections are set
+    # so (db/loop_connections).
     return select(
         select(bump.c.metric_seq).scalar_subquery(),
         select(ok.c.seq).scalar_subquery(),
-        # Transaction-local, and read when this statement's transaction commits: as no_wal_wait in store_points.
-        func.set_config(literal_column("'synchronous_commit'"), literal_column("'off'"), true()),
     ).add_cte(chunks.cte("chunks"), _upsert_rollups("postgresql", ok.c.run_id, one_row).cte("rollups"),
               _upsert_summaries("postgresql", ok.c.run_id, one_row).cte("summaries"))
 
