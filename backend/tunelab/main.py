@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from tunelab import __version__
 from tunelab.api.access_log import AccessLog
@@ -100,8 +100,8 @@ class TunelabAPI(FastAPI):
 
     def __init__(self, *, access_log: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.access_log = AccessLog(MetricsIngestFastPath(super().__call__)) if access_log else None
-        self._entry: ASGIApp = self.access_log or MetricsIngestFastPath(super().__call__)
+        self.access_log = AccessLog(super().__call__) if access_log else None
+        self._entry = MetricsIngestFastPath(self.access_log or super().__call__, self.access_log)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["app"] = self  # as Starlette sets it, for the fast path's answers

@@ -34,15 +34,19 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.app(scope, receive, self.noting(scope, send))
 
-        async def send_logged(message: Message) -> None:
+    def noting(self, scope: Scope, send: Send) -> Send:
+        """`send`, noting the request's line when its response starts."""
+        async def send_noted(message: Message) -> None:
             if message["type"] == "http.response.start":
-                self._add(scope, message["status"])
+                self.note(scope, message["status"])
             await send(message)
 
-        await self.app(scope, receive, send_logged)
+        return send_noted
 
-    def _add(self, scope: Scope, status: int) -> None:
+    def note(self, scope: Scope, status: int) -> None:
+        """The line of a request answered with `status` (for a layer outside this one that answers by itself)."""
         # As uvicorn's access formatter renders it, without colours.
         client = scope.get("client")
         path = quote(scope["path"])

@@ -32,8 +32,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.datastructures import State
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tunelab.api.access_log import AccessLog
 from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
-from tunelab.api.middleware import is_clean_json_request, read_body, replay_body, send_with_request_id
+from tunelab.api.middleware import (
+    is_clean_json_request,
+    read_body,
+    replay_body,
+    request_id_for,
+    send_with_request_id,
+)
 from tunelab.core.errors import AppError
 from tunelab.db.models import Role
 from tunelab.db.session import get_engine
@@ -50,8 +57,12 @@ _INGEST_PATH = re.compile(r"/api/v1/runs/([1-9][0-9]{0,17})/metrics")
 
 
 class MetricsIngestFastPath:
-    def __init__(self, app: ASGIApp) -> None:
+    """The shortcut, in front of `app`; it notes the requests it answers itself in `access_log`, if there is one (the
+    app's others are noted by `app`)."""
+
+    def __init__(self, app: ASGIApp, access_log: AccessLog | None = None) -> None:
         self.app = app
+        self.access_log = access_log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or (
@@ -66,24 +77,34 @@ class MetricsIngestFastPath:
             await self.app(scope, replay_body(body, receive), send)
             return
         run, points = accepted
-        send = send_with_request_id(scope, send)
+        rid = request_id_for(scope)
         try:
             seq = await _in_a_slot(scope["app"].state, run, points)
-        except AppError as exc:  # e.g. the remembered run was deleted meanwhile: the route's answer
-            await app_error_response(exc)(scope, receive, send)
-            return
-        except (SQLAlchemyError, *DRIVER_ERRORS) as exc:
-            await (await database_error(Request(scope), exc))(scope, receive, send)
-            return
-        except Exception as exc:  # outside ServerErrorMiddleware here: the answer its handler gives
-            await (await internal_error(Request(scope), exc))(scope, receive, send)
+        except Exception as exc:  # outside ServerErrorMiddleware here: every failure is answered here
+            await self._answer_failure(scope, receive, send, exc)
             return
         # MetricBatchPublic, as the route answers it, formatted here: building and dumping the model was ~4 % of a
         # one-point batch's CPU.
         content = b'{"seq":%d,"accepted":%d}' % (seq, len(points))
+        if self.access_log is not None:
+            self.access_log.note(scope, 200)
         await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]})
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(content)),
+                                (b"x-request-id", rid.encode())]})
         await send({"type": "http.response.body", "body": content})
+
+    async def _answer_failure(self, scope: Scope, receive: Receive, send: Send, exc: Exception) -> None:
+        """What the route would answer for this failure, with the request id (and noted in the access log)."""
+        send = send_with_request_id(scope, send)
+        if self.access_log is not None:
+            send = self.access_log.noting(scope, send)
+        if isinstance(exc, AppError):  # e.g. the remembered run was deleted meanwhile: the route's answer
+            response = app_error_response(exc)
+        elif isinstance(exc, (SQLAlchemyError, *DRIVER_ERRORS)):
+            response = await database_error(Request(scope), exc)
+        else:  # the answer ServerErrorMiddleware's handler gives
+            response = await internal_error(Request(scope), exc)
+        await response(scope, receive, send)
 
 
 # SQLite writes a batch this small on the event loop in ~0.1-0.5 ms, less than the hop to a thread costs; a larger one

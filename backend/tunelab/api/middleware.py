@@ -34,13 +34,8 @@ class RequestIdMiddleware:
 
 
 def send_with_request_id(scope: Scope, send: Send) -> Send:
-    """`send` adding X-Request-ID to the response: the caller's id if it sent a sane one, else a new one, which is
-    also kept in the scope for the logs and error payloads."""
-    incoming = _header(scope, b"x-request-id")
-    # 32 random hex digits, as uuid4().hex, without building a UUID or asking the kernel: an id names a request in
-    # the logs, it guards nothing, so the process's own generator is enough (0.3 µs against 2.9 µs for a UUID).
-    rid = incoming if incoming and _INCOMING_ID.fullmatch(incoming) else "%032x" % getrandbits(128)
-    scope.setdefault("state", {})["request_id"] = rid
+    """`send` adding X-Request-ID to the response (request_id_for's)."""
+    rid = request_id_for(scope)
 
     async def send_with_id(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -50,6 +45,17 @@ def send_with_request_id(scope: Scope, send: Send) -> Send:
         await send(message)
 
     return send_with_id
+
+
+def request_id_for(scope: Scope) -> str:
+    """The request's id: the caller's X-Request-ID if it sent a sane one, else a new one; kept in the scope for the
+    logs and error payloads."""
+    incoming = _header(scope, b"x-request-id")
+    # 32 random hex digits, as uuid4().hex, without building a UUID or asking the kernel: an id names a request in
+    # the logs, it guards nothing, so the process's own generator is enough (0.3 µs against 2.9 µs for a UUID).
+    rid = incoming if incoming and _INCOMING_ID.fullmatch(incoming) else "%032x" % getrandbits(128)
+    scope.setdefault("state", {})["request_id"] = rid
+    return rid
 
 
 class InvalidCharactersMiddleware:
@@ -83,8 +89,13 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 def _is_json(scope: Scope) -> bool:
-    content_type = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
-    return content_type == "application/json" or content_type.endswith("+json")
+    for key, value in scope["headers"]:
+        if key == b"content-type":
+            if value == b"application/json":  # what nearly every client sends
+                return True
+            content_type = value.decode("latin-1").split(";", 1)[0].strip().lower()
+            return content_type == "application/json" or content_type.endswith("+json")
+    return False
 
 
 def _invalid_path_field(scope: Scope) -> str | None:
