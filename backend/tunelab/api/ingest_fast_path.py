@@ -3,8 +3,8 @@ solving when this process already knows everything the route's policy would read
 
 An SDK flushes a batch a second per run, and a script that logs point by point sends many more; through FastAPI
 each request cost ~1.5 ms of server CPU before and around its few SQL statements (matching ~100 routes, solving
-the session, principal and run policies, two hops to a thread). This ASGI middleware is the app's outermost layer
-(main.TunelabAPI), and takes a request only when:
+the session, principal and run policies, two hops to a thread). This ASGI middleware is the app's entry, before
+FastAPI's own (main.TunelabAPI), and takes a request only when:
 
 - it carries an API token that principal_cache remembers, with the editor role (or higher) in the run's project;
 - services/run_refs remembers the run, and it is external;
@@ -13,9 +13,8 @@ the session, principal and run policies, two hops to a thread). This ASGI middle
 
 Then it stores the batch and commits, exactly as the route does (services/metrics), on the event loop where that
 cannot wait (db/loop_connections: on PostgreSQL by one statement, on SQLite a small batch when nobody else writes)
-and on a thread otherwise; and it answers
-as the route would, with the request id and, for an unexpected error, the 500 that ServerErrorMiddleware's handler
-gives. Everything else (a first request, a browser session, a share link, a bad body, a refusal) goes
+and on a thread otherwise; and it answers as the route would, with the request id and, for an unexpected error, the
+500 that ServerErrorMiddleware's handler gives, and notes its answer in the access log. Everything else (a first request, a browser session, a share link, a bad body, a refusal) goes
 on to the route with the body unread, which answers it and, on success, fills the caches for the next request.
 The route, its policy and the OpenAPI document stay the definition; this is only the shortcut for the caller they
 already let in. Revocation is as immediate as on the route: the caches it reads are the route's own.

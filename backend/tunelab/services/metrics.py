@@ -424,7 +424,7 @@ def _unpack(typecode: str, data: bytes) -> array:
 
 
 def _array_literal(values: Sequence[Any]) -> str:
-    """A column's values as one PostgreSQL array literal, a parameter of Driver.insert_rows or store_at_once."""
+    """A column's values as one PostgreSQL array literal, a parameter of Driver.insert_rows (psycopg)."""
     if isinstance(values[0], str):
         return _text_array(values)
     if isinstance(values[0], bytes):
@@ -560,7 +560,7 @@ def _upsert_summaries(dialect: str, run_id: ColumnElement[int] | None = None,
                       one_row: bool = False) -> PgInsert | SqliteInsert:
     """Merge a batch's per-key summaries into the stored ones in SQL (no read first): the later last point, the
     lower min, the higher max, the counts added; min and max skip NaN, as _merge does. The run is bound as `run_id`
-    unless given (_store_at_once)."""
+    unless given (store_at_once)."""
     is_pg = dialect == "postgresql"
     statement = _batch_insert(dialect, summary_table, ("run_id",) if run_id is None else {"run_id": run_id},
                               "" if run_id is None else "summary_", one_row)
@@ -613,7 +613,7 @@ def _copy_eval_loss() -> Update:
 def _upsert_rollups(dialect: str, run_id: ColumnElement[int] | None = None,
                     one_row: bool = False) -> PgInsert | SqliteInsert:
     """Merge cells in SQL: keep the newer last point, the lower min, the higher max, add the counts. The run is bound
-    as `run_id` unless given (_store_at_once)."""
+    as `run_id` unless given (store_at_once)."""
     is_pg = dialect == "postgresql"
     statement = _batch_insert(dialect, rollup_table, ("run_id",) if run_id is None else {"run_id": run_id},
                               "" if run_id is None else "rollup_", one_row)
