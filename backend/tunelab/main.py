@@ -93,10 +93,11 @@ async def _lifespan(app: "TunelabAPI"):
 
 
 class TunelabAPI(FastAPI):
-    """The app, entered through the metrics fast path (and the access log, when it writes one) before FastAPI's own
-    entry: FastAPI's and Starlette's __call__, and Starlette's error and body-limit middleware and ours, cost ~15 %
-    of a one-point batch's CPU. The fast path does what they would for the requests it answers (the request id, the
-    character check, a 500 in the error shape) and hands on every other one."""
+    """The app, entered through the metrics fast path before FastAPI's own entry: FastAPI's and Starlette's
+    __call__, and Starlette's error and body-limit middleware and ours, cost ~15 % of a one-point batch's CPU. The
+    fast path does what they would for the requests it answers (the request id, the character check, a 500 in the
+    error shape, the access log's line) and hands every other one on, through the access log when the app writes
+    one."""
 
     def __init__(self, *, access_log: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -14,8 +14,9 @@ FastAPI's own (main.TunelabAPI), and takes a request only when:
 Then it stores the batch and commits, exactly as the route does (services/metrics), on the event loop where that
 cannot wait (db/loop_connections: on PostgreSQL by one statement, on SQLite a small batch when nobody else writes)
 and on a thread otherwise; and it answers as the route would, with the request id and, for an unexpected error, the
-500 that ServerErrorMiddleware's handler gives, and notes its answer in the access log. Everything else (a first request, a browser session, a share link, a bad body, a refusal) goes
-on to the route with the body unread, which answers it and, on success, fills the caches for the next request.
+500 that ServerErrorMiddleware's handler gives, and notes its answer in the access log. Everything else (a first
+request, a browser session, a share link, a bad body, a refusal) goes on to the route with the body unread, which
+answers it and, on success, fills the caches for the next request.
 The route, its policy and the OpenAPI document stay the definition; this is only the shortcut for the caller they
 already let in. Revocation is as immediate as on the route: the caches it reads are the route's own.
 """
