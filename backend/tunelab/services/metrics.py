@@ -145,12 +145,15 @@ def _array_parameters(table: Table, rows: list[tuple], constants: Collection[str
     an array literal: psycopg's list dumper costs ~0.6 µs per element where joining the C reprs costs ~0.1 µs
     (repr() of a float round-trips exactly, and PostgreSQL reads its nan/inf/-inf)."""
     return {name: _array_literal(values)
-            for name, values in zip(_array_names(table, tuple(constants), prefix), zip(*rows, strict=True), strict=True)}
+            for name, values in zip(_parameter_names(table, tuple(constants), prefix), zip(*rows, strict=True),
+                                    strict=True)}
 
 
 @cache
-def _array_names(table: Table, constants: tuple[str, ...], prefix: str) -> list[str]:
-    return [f"{prefix}{column.name}_array" for column in table.columns if column.name not in constants]
+def _parameter_names(table: Table, constants: tuple[str, ...], prefix: str, suffix: str = "_array") -> list[str]:
+    """The parameters' names of _batch_rows: `<prefix><column><suffix>` for each of `table`'s columns but
+    `constants`; array parameters end in `_array`, the one-row statement's have no suffix."""
+    return [f"{prefix}{column.name}{suffix}" for column in table.columns if column.name not in constants]
 
 
 def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
@@ -269,18 +272,13 @@ async def store_at_once(connections: LoopConnections, run: RunRef, points: Seque
 def _array_columns(table: Table, rows: list[tuple], constants: Collection[str], prefix: str) -> dict[str, tuple]:
     """The rows of `table` (its columns in order, less `constants`) as store_at_once's array arguments, one tuple
     per column, which asyncpg sends as binary arrays."""
-    return dict(zip(_array_names(table, tuple(constants), prefix), zip(*rows, strict=True), strict=True))
+    return dict(zip(_parameter_names(table, tuple(constants), prefix), zip(*rows, strict=True), strict=True))
 
 
 def _row_columns(table: Table, rows: list[tuple], constants: Collection[str], prefix: str) -> dict[str, Any]:
     """The one row of `table` as the one-row statement's arguments, a value per column."""
     [row] = rows
-    return dict(zip(_column_names(table, tuple(constants), prefix), row, strict=True))
-
-
-@cache
-def _column_names(table: Table, constants: tuple[str, ...], prefix: str) -> list[str]:
-    return [f"{prefix}{column.name}" for column in table.columns if column.name not in constants]
+    return dict(zip(_parameter_names(table, tuple(constants), prefix, ""), row, strict=True))
 
 
 @cache
