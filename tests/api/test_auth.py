@@ -130,6 +130,7 @@ def test_the_eleventh_failed_sign_in_from_one_address_is_refused(app, admin, set
 
     error = error_of(refused, 429, "TOO_MANY_ATTEMPTS")
     assert 0 < error["details"]["retry_after_s"] <= settings.signin_window_s
+    assert refused.headers["Retry-After"] == str(error["details"]["retry_after_s"])
     assert not browser.cookies
     assert _sign_in(from_new_address(app), email, PASSWORD).status_code == 200
 

@@ -2,6 +2,7 @@
 and no internals (the traceback goes to the log under the same id)."""
 
 import logging
+import math
 import sqlite3
 import uuid
 
@@ -44,8 +45,13 @@ def is_database_unavailable(exc: BaseException) -> bool:
 
 
 def app_error_response(exc: AppError) -> JSONResponse:
-    """A refusal the caller can act on, in the one error shape (the AppError handler's answer)."""
-    return JSONResponse(error_payload(exc.code, exc.message, exc.details), status_code=exc.status_code)
+    """A refusal the caller can act on, in the one error shape (the AppError handler's answer). A refusal that says
+    when to try again (`retry_after_s` in its details: a 429, a 503) says it in Retry-After too, as HTTP clients and
+    proxies read it."""
+    retry_after = exc.details.get("retry_after_s") if isinstance(exc.details, dict) else None
+    headers = {"Retry-After": str(max(1, math.ceil(retry_after)))} if isinstance(retry_after, int | float) else None
+    return JSONResponse(error_payload(exc.code, exc.message, exc.details), status_code=exc.status_code,
+                        headers=headers)
 
 
 async def internal_error(request: Request, exc: Exception) -> JSONResponse:
