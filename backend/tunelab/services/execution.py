@@ -22,6 +22,7 @@ from tunelab.services.models import model_identity
 from tunelab.services.runs import RunConfig, training_config
 from tunelab.training.distributed import is_main_process, process_count, process_rank
 from tunelab.training.sink import RunSummary, SilentSink, TrainingJob
+from tunelab.training.write_failures import disk_full_reason, is_disk_full, remove_incomplete_checkpoints
 
 log = logging.getLogger(__name__)
 LOGGERS_IN_RUN_LOG = ("tunelab", "transformers", "trl", "peft", "accelerate")
@@ -208,6 +209,9 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
     except Exception as exc:  # noqa: BLE001  (any failure of the run becomes its status reason)
         reason = f"{type(exc).__name__}: {exc}"
         log.error("run %s failed\n%s", run_id, traceback.format_exc())
+        if is_disk_full(exc, output_dir):
+            reason = disk_full_reason(output_dir, remove_incomplete_checkpoints(output_dir))
+            log.error("run %s: %s", run_id, reason)
     finally:
         try:
             sink.flush()
