@@ -68,9 +68,11 @@ def cmd_set_password(args: argparse.Namespace) -> None:
 def cmd_train(args: argparse.Namespace) -> None:
     """One run's training process; a worker starts it for a run it has claimed (see services.supervisor)."""
     from tunelab.db.models import RunStatus
+    from tunelab.db.session import name_process
     from tunelab.services.execution import configure_run_log, train_claimed_run
     from tunelab.training.distributed import process_count
 
+    name_process("train")
     if process_count() > 1:
         # A rank of a multi-process run: torchrun started it in a session of its own, where the supervisor's kill of
         # its process group does not reach; it dies with torchrun instead (which dies with the supervisor).
@@ -94,7 +96,15 @@ def cmd_openapi(_: argparse.Namespace) -> None:
 def cmd_api(args: argparse.Namespace) -> None:
     import uvicorn
 
+    from tunelab.db.session import name_process
+
     settings = get_settings()
+    name_process("api")
+    processes = settings.api_workers
+    # Before uvicorn configures logging, hence a print, as the other verbs' status lines.
+    print(f"tunelab api: {settings.describe_db_budget()}"
+          + (f"; {processes} API processes: at most {processes * settings.db_max_connections}" if processes > 1 else ""),
+          file=sys.stderr, flush=True)
     # On SIGTERM, the app ends its live streams with a short retry hint before uvicorn's graceful wait (main._lifespan).
     # The app writes the access log itself, in batches (api/access_log.py), so uvicorn's is off; no `server` header
     # names what answers.
@@ -104,11 +114,16 @@ def cmd_api(args: argparse.Namespace) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> None:
+    from tunelab.db.session import name_process
     from tunelab.worker.celery_app import WORKER_QUEUES_ENV, celery_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = get_settings()
+    name_process("worker")
     queues = args.queues or settings.queues
+    logging.getLogger("tunelab.worker").info(
+        "%s, for each of: this worker, its %d pool processes and each training process they start",
+        settings.describe_db_budget(), args.concurrency)
     os.environ[WORKER_QUEUES_ENV] = queues
     celery_app.worker_main([
         "worker", "--queues", queues, "--concurrency", str(args.concurrency), "--pool", "prefork",

@@ -64,14 +64,15 @@ async def _lifespan(app: "TunelabAPI"):
     from tunelab.services.reaper import start_reaper
 
     settings = get_settings()
-    # Every sync handler and dependency runs on these threads; as many requests may hold a transaction (api/deps.py),
-    # and the SQL pool has a connection for each of them, the live reads and the reaper (db/session.py).
+    # Every sync handler and dependency runs on these threads; as many requests may hold a transaction (api/deps.py)
+    # as the SQL pool has a connection for beside the live reads and the reaper (Settings.db_slots, db/session.py).
     to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
-    app.state.db_slots = anyio.Semaphore(settings.api_threads)
+    app.state.db_slots = anyio.Semaphore(settings.db_slots)
     # The metrics fast path's own connections, used on this loop (api/ingest_fast_path.py).
     database_url = make_url(settings.database_url)
     is_postgres = database_url.get_backend_name() == "postgresql"
-    app.state.loop_connections = LoopConnections(settings.database_url, settings.api_threads) if is_postgres else None
+    app.state.loop_connections = (LoopConnections(settings.database_url, settings.db_loop_connections)
+                                  if is_postgres else None)
     database_file = database_url.database if database_url.get_backend_name() == "sqlite" else None
     app.state.loop_sqlite = LoopSqlite(database_file) if database_file and database_file != ":memory:" else None
     register_bundled_assets(settings)

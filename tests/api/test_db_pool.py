@@ -34,7 +34,7 @@ def test_an_idle_loop_connection_the_server_dropped_is_replaced_before_it_is_use
     monkeypatch.setattr(db_session, "POOL_PING_AFTER_IDLE_S", 0.0)
 
     async def pid_after_the_first_is_dropped() -> tuple[int, int]:
-        connections = loop_connections.LoopConnections(migrated_pg, keep_idle=1)
+        connections = loop_connections.LoopConnections(migrated_pg, max_open=1)
         try:
             async with connections.connection() as connection:
                 dropped = await connection.fetchval("SELECT pg_backend_pid()")

@@ -63,11 +63,17 @@ class Settings(BaseSettings):
     live_read_threads: int = Field(
         2, gt=0, description="Threads of their own for the live streams' shared SQL reads, apart from api_threads"
     )
-    db_pool_size: int | None = Field(
-        None, gt=0, description="SQL connections a process keeps; default api_threads + live_read_threads + 2"
+    db_max_connections: int = Field(
+        24, ge=2, description="Most database connections one process opens: its SQL pool with the overflow, and (API on "
+        "PostgreSQL) the event loop's connections for metrics batches; the pool and the loop's share are derived from it"
     )
-    db_max_overflow: int = Field(
-        10, ge=0, description="Connections allowed beyond db_pool_size in bursts (sessions opened outside requests)"
+    db_pool_size: int | None = Field(
+        None, gt=0, description="SQL connections a process keeps; default api_threads + live_read_threads + 2, as far "
+        "as db_max_connections holds them"
+    )
+    db_max_overflow: int | None = Field(
+        None, ge=0, description="Connections allowed beyond db_pool_size in bursts (sessions opened outside requests); "
+        "default what db_max_connections leaves"
     )
     db_pool_timeout_s: float = Field(
         5.0, gt=0, description="Longest wait for a free SQL connection before the request fails (then 503)"
@@ -76,6 +82,11 @@ class Settings(BaseSettings):
         2.0, gt=0, description="How often live streams read SQL while Redis is unreachable"
     )
     upload_max_bytes: int = Field(200 * 1024 * 1024, gt=0, description="Largest dataset upload accepted")
+    metrics_durability: Literal["durable", "relaxed"] = Field(
+        "durable", description="durable: a metrics batch is answered once committed as the database commits by default; "
+        "relaxed (PostgreSQL): commits do not wait for the WAL flush, so a database crash may lose the last ~0.6 s of "
+        "acknowledged points"
+    )
     visibility_timeout_s: int = Field(7 * 24 * 3600, description="Redis visibility timeout; longer than any run")
     redis_namespace: str = Field(
         "tunelab", description="Prefix of Tunelab's Redis channels and keys, so installs can share one Redis"
@@ -118,10 +129,50 @@ class Settings(BaseSettings):
     def queue_list(self) -> list[str]:
         return [q.strip() for q in self.queues.split(",") if q.strip()]
 
+    @model_validator(mode="after")
+    def _refuse_pool_past_the_budget(self) -> "Settings":
+        if self.pool_size < 1 or self.pool_size + self.pool_overflow + self.db_loop_connections > self.db_max_connections:
+            raise ValueError(
+                f"TUNELAB_DB_POOL_SIZE ({self.pool_size}) + TUNELAB_DB_MAX_OVERFLOW ({self.pool_overflow}) + the event "
+                f"loop's connections ({self.db_loop_connections}) exceed TUNELAB_DB_MAX_CONNECTIONS "
+                f"({self.db_max_connections}): raise it, or leave the pool settings unset to derive them from it"
+            )
+        return self
+
+    @property
+    def db_loop_connections(self) -> int:
+        """The API's event-loop connections for metrics batches (PostgreSQL): a fifth of the budget, at most one per
+        request that may hold a transaction. A batch waits on the loop for one when all are busy; each is one
+        statement of about a millisecond."""
+        return min(self.api_threads, max(1, self.db_max_connections // 5))
+
     @property
     def pool_size(self) -> int:
-        """One connection per thread that can use one (requests, live reads, the reaper) and one spare."""
-        return self.db_pool_size or self.api_threads + self.live_read_threads + 2
+        """One connection per thread that can use one (requests, live reads, the reaper) and one spare, as far as the
+        budget holds them beside the loop's connections and an explicit overflow."""
+        if self.db_pool_size is not None:
+            return self.db_pool_size
+        wanted = self.api_threads + self.live_read_threads + 2
+        return min(wanted, self.db_max_connections - self.db_loop_connections - (self.db_max_overflow or 0))
+
+    @property
+    def pool_overflow(self) -> int:
+        """What the budget leaves beyond the pool and the loop's connections, unless set."""
+        if self.db_max_overflow is not None:
+            return self.db_max_overflow
+        return max(0, self.db_max_connections - self.db_loop_connections - self.pool_size)
+
+    @property
+    def db_slots(self) -> int:
+        """Requests that may hold a transaction at once: one per API thread, as far as the pool has a connection for
+        each beside the live reads, the reaper and a spare one (api/deps.py); the others wait for a slot, holding
+        neither a thread nor a connection."""
+        return max(1, min(self.api_threads, self.pool_size + self.pool_overflow - self.live_read_threads - 2))
+
+    def describe_db_budget(self) -> str:
+        """The connection budget, for the start-up log."""
+        return (f"at most {self.db_max_connections} database connections per process (SQL pool {self.pool_size} + "
+                f"overflow {self.pool_overflow} + the API's event loop {self.db_loop_connections})")
 
     @property
     def model_root_list(self) -> list[Path]:

@@ -20,6 +20,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from tunelab.core.settings import get_settings
 from tunelab.db import session as db_session
 from tunelab.db.session import SQLITE_BUSY_TIMEOUT_S, serialized_writes, set_sqlite_pragmas, sqlite_write_lock
 
@@ -38,16 +39,17 @@ _UNAVAILABLE = (OSError, asyncio.TimeoutError, asyncpg.InterfaceError, asyncpg.P
 
 class LoopConnections:
     """PostgreSQL connections for the event loop that created them, for a batch stored by one statement
-    (services/metrics.store_at_once), awaited on the loop. At most `keep_idle` stay open between statements (the
-    app keeps as many as its db_slots, which bound how many are in use at once). Like the SQL pool (db/session.py),
-    it never hands out a connection that the server dropped while it sat idle: one unused for POOL_PING_AFTER_IDLE_S is
-    pinged first, and one that failed mid-statement is closed, not kept. A connection that cannot be made or is
-    lost mid-statement raises LoopDatabaseUnavailable."""
+    (services/metrics.store_at_once), awaited on the loop. At most `max_open` are open at once, in use or kept
+    between statements (the app's share of its connection budget, Settings.db_loop_connections); a batch that finds
+    them all in use waits on the loop for one. Like the SQL pool (db/session.py), it never hands out a connection
+    that the server dropped while it sat idle: one unused for POOL_PING_AFTER_IDLE_S is pinged first, and one that
+    failed mid-statement is closed, not kept. A connection that cannot be made or is lost mid-statement raises
+    LoopDatabaseUnavailable."""
 
-    def __init__(self, database_url: str, keep_idle: int) -> None:
+    def __init__(self, database_url: str, max_open: int) -> None:
         # The SQLAlchemy URL (postgresql+psycopg://…) as a libpq DSN, which asyncpg reads too.
         self._dsn = make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
-        self._keep_idle = keep_idle
+        self._max_open = max_open
         self._of_thread = threading.local()  # a loop runs in one thread; tests may run two loops on one app
 
     @property
@@ -58,22 +60,29 @@ class LoopConnections:
             idle = self._of_thread.idle = []
         return idle
 
+    @property
+    def _open(self) -> asyncio.Semaphore:
+        """One token per connection this loop may have open, taken while a connection is in use."""
+        tokens = getattr(self._of_thread, "tokens", None)
+        if tokens is None:
+            tokens = self._of_thread.tokens = asyncio.Semaphore(self._max_open)
+        return tokens
+
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[asyncpg.Connection]:
         """A connection in autocommit (asyncpg's default outside a transaction), kept with its prepared statements."""
-        connection = await self._take()
-        try:
-            yield connection
-        except _UNAVAILABLE as exc:
-            connection.terminate()
-            raise LoopDatabaseUnavailable(f"lost the connection to PostgreSQL: {exc}") from exc
-        except BaseException:
-            connection.terminate()  # its state after a failed or interrupted statement: not worth finding out
-            raise
-        if len(self._idle) < self._keep_idle and not connection.is_closed():
-            self._idle.append((connection, time.monotonic()))
-        else:
-            await connection.close()
+        async with self._open:
+            connection = await self._take()
+            try:
+                yield connection
+            except _UNAVAILABLE as exc:
+                connection.terminate()
+                raise LoopDatabaseUnavailable(f"lost the connection to PostgreSQL: {exc}") from exc
+            except BaseException:
+                connection.terminate()  # its state after a failed or interrupted statement: not worth finding out
+                raise
+            if not connection.is_closed():
+                self._idle.append((connection, time.monotonic()))
 
     async def _take(self) -> asyncpg.Connection:
         while self._idle:
@@ -87,12 +96,14 @@ class LoopConnections:
                     connection.terminate()
                     continue
             return connection
+        server_settings = {"application_name": db_session.application_name()}
+        if get_settings().metrics_durability == "relaxed":
+            # They store metrics only: in the relaxed mode a commit does not wait for the WAL flush, as
+            # services/metrics.store_points' transactions then do not. Set for the session, not per statement:
+            # PostgreSQL then restores no setting at each commit. Durable (the default) leaves the server's own.
+            server_settings["synchronous_commit"] = "off"
         try:
-            # They store metrics only, which are telemetry: a database crash may lose the last fraction of a second
-            # of them (never corrupt anything), as services/metrics.store_points allows its own transactions. Set for
-            # the session, not per statement: PostgreSQL then restores no setting at each commit.
-            return await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_S,
-                                         server_settings={"synchronous_commit": "off"})
+            return await asyncpg.connect(self._dsn, timeout=CONNECT_TIMEOUT_S, server_settings=server_settings)
         except (*_UNAVAILABLE, asyncpg.PostgresError) as exc:
             raise LoopDatabaseUnavailable(f"could not connect to PostgreSQL: {exc}") from exc
 

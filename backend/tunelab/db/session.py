@@ -1,5 +1,6 @@
 """Engine and session factory, one per process, built from settings."""
 
+import os
 import sqlite3
 import threading
 import time
@@ -16,10 +17,28 @@ from tunelab.core.settings import Settings, get_settings
 
 def _pool_kwargs(settings: Settings) -> dict:
     """A connection for each thread that can use one (Settings.pool_size): no more requests hold a transaction than
-    there are API threads (db_slots, api/deps.py), so none waits for a connection; the overflow is for sessions
-    opened outside requests. A wait longer than db_pool_timeout_s fails (503) instead of stalling."""
-    return {"pool_size": settings.pool_size, "max_overflow": settings.db_max_overflow,
+    the pool has connections for (Settings.db_slots, api/deps.py), so none waits for a connection; the overflow is
+    for sessions opened outside requests. The pool and its overflow are this process's connection budget less the
+    event loop's share (Settings.db_max_connections). A wait longer than db_pool_timeout_s fails (503) instead of
+    stalling."""
+    return {"pool_size": settings.pool_size, "max_overflow": settings.pool_overflow,
             "pool_timeout": settings.db_pool_timeout_s}
+
+
+# What `tunelab api`, `worker` and `train` name themselves (name_process), inherited by the processes they start.
+PROCESS_ROLE_ENV = "TUNELAB_PROCESS_ROLE"
+
+
+def name_process(role: str) -> None:
+    """Name the database connections of this process and of those it starts (until they name their own)."""
+    os.environ[PROCESS_ROLE_ENV] = role
+
+
+def application_name() -> str:
+    """`tunelab <role> <pid>`, PostgreSQL's application_name for this process's connections: pg_stat_activity then
+    tells whose each connection is, to hold each process to its budget and to size max_connections. Read at each
+    connect, so a forked process names its own."""
+    return f"tunelab {os.environ.get(PROCESS_ROLE_ENV, 'process')} {os.getpid()}"
 
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -118,6 +137,11 @@ def make_engine(url: str, **engine_kwargs) -> Engine:
     # A database host that does not answer fails a connection in seconds (a 503), instead of holding the request.
     engine = create_engine(url, connect_args={"connect_timeout": 5}, **engine_kwargs)
     _ping_after_idle(engine)
+
+    @event.listens_for(engine, "do_connect")
+    def _named(_dialect, _record, _cargs, cparams) -> None:
+        cparams.setdefault("application_name", application_name())
+
     return engine
 
 
