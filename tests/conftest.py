@@ -32,6 +32,11 @@ SESSION_TAG = uuid.uuid4().hex[:8]
 os.environ["TUNELAB_REDIS_NAMESPACE"] = f"tunelab-test-{SESSION_TAG}"
 os.environ["TUNELAB_QUEUES"] = os.environ["TUNELAB_DEFAULT_QUEUE"] = f"test-{SESSION_TAG}"
 os.environ["TUNELAB_INFER_QUEUE"] = f"infer-{SESSION_TAG}"
+# The training queues the session's installs declare: its own, and those where tests keep runs queued (no worker of
+# the session consumes them), kill a worker, or check what the cpu queue refuses.
+os.environ["TUNELAB_RUN_QUEUES"] = ",".join([
+    f"test-{SESSION_TAG}", "cpu", "nobody", "nobody-listens", f"nobody-{SESSION_TAG}", f"kill-{SESSION_TAG}",
+    f"dpo-defaults-{SESSION_TAG}"])
 # Short enough that a killed worker is noticed within a test, long enough for a busy 2-core machine.
 os.environ["TUNELAB_HEARTBEAT_INTERVAL_S"] = "1"
 os.environ["TUNELAB_HEARTBEAT_TIMEOUT_S"] = "8"
@@ -348,7 +353,7 @@ def fresh_install(folder: Path, assets, name: str, **settings: str) -> dict[str,
     env = {key: value for key, value in os.environ.items() if key != "TUNELAB_DATABASE_URL"}
     env.update({"TUNELAB_DATA_DIR": str(folder / "var"), "TUNELAB_MODELS_DIR": str(assets.models_dir),
                 "TUNELAB_REDIS_NAMESPACE": f"tunelab-{tag}", "TUNELAB_QUEUES": tag, "TUNELAB_DEFAULT_QUEUE": tag,
-                "TUNELAB_INFER_QUEUE": f"{tag}-infer",
+                "TUNELAB_RUN_QUEUES": tag, "TUNELAB_INFER_QUEUE": f"{tag}-infer",
                 **settings})
     shutil.copytree(assets.samples_dir, folder / "var" / "samples")
     subprocess.run([sys.executable, "-m", "tunelab.cli", "migrate"], env=env, check=True, capture_output=True)
@@ -433,14 +438,20 @@ class PrivateStack:
 
 
 @pytest.fixture
-def private_stack(assets, tmp_path):
+def private_stack_settings() -> dict[str, str]:
+    """More TUNELAB_* variables for private_stack; a test module overrides this fixture to set some."""
+    return {}
+
+
+@pytest.fixture
+def private_stack(assets, tmp_path, private_stack_settings):
     """A Tunelab of the test's own, on a Redis it can kill and restart (tests/faults/outages.py)."""
     from tests.faults.outages import RedisServer
 
     redis_server = RedisServer(tmp_path / "redis")
     server = None
     try:  # a set-up that fails part-way leaves no redis-server or API behind
-        env = fresh_install(tmp_path, assets, "faults", TUNELAB_REDIS_URL=redis_server.url)
+        env = fresh_install(tmp_path, assets, "faults", TUNELAB_REDIS_URL=redis_server.url, **private_stack_settings)
         server = ApiProcess(tmp_path / "api.log", env)
         token = first_admin_tokens(server.base_url, "faults")[0]["token"]
     except BaseException:

@@ -17,7 +17,7 @@ class NoBroker:
     def epoch(self) -> str:
         raise AssertionError("nothing is sent before the commit")
 
-    send = held_message_ids = epoch
+    send = held_message_ids = held_train_messages = discard_messages = epoch
 
 
 @pytest.fixture
@@ -77,12 +77,12 @@ def test_a_users_resume_starts_the_count_of_automatic_resumes_again(db_session, 
     lifecycle.training_lost(db_session, settings.model_copy(update={"max_auto_resumes": 2}), run.id, "killed")
     db_session.refresh(run)
     assert run.status == RunStatus.failed
-    runs.request_resume(db_session, run.id, NoBroker(), SYSTEM)
+    runs.request_resume(db_session, settings, run.id, NoBroker(), SYSTEM)
     db_session.refresh(run)
     assert run.status == RunStatus.queued and run.auto_resumes == 0 and run.finished_at is None
     assert run.status_reason == "resumed by system from step 10"
     with pytest.raises(AppError) as refused:
-        runs.request_resume(db_session, run.id, NoBroker(), SYSTEM)
+        runs.request_resume(db_session, settings, run.id, NoBroker(), SYSTEM)
     assert refused.value.code == "RUN_NOT_RESUMABLE"
 
 

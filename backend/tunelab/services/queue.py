@@ -49,6 +49,15 @@ class Broker(Protocol):
         """Ids of the messages the broker holds for `queue`: waiting, or delivered and not yet acknowledged."""
         ...
 
+    def held_train_messages(self, queues: set[str]) -> dict[str, int]:
+        """Message id -> run id of every train_run message the broker holds for `queues`: waiting, or delivered and
+        not yet acknowledged (by any worker, live or dead)."""
+        ...
+
+    def discard_messages(self, queues: set[str], message_ids: set[str]) -> int:
+        """Remove these train_run messages wherever the broker holds them; returns how many it removed."""
+        ...
+
 
 @dataclass
 class Reconciliation:
@@ -58,6 +67,7 @@ class Reconciliation:
     never_sent: list[int] = field(default_factory=list)
     older_epoch: list[int] = field(default_factory=list)
     message_gone: list[int] = field(default_factory=list)
+    discarded: list[int] = field(default_factory=list)
 
     @property
     def sent(self) -> list[int]:
@@ -130,8 +140,11 @@ def reconcile(broker: Broker) -> Reconciliation:
             if _send(broker, run_id, queue, epoch, dispatch_id):
                 (result.never_sent if dispatch_id is None else result.older_epoch).append(run_id)
         result.message_gone = _resend_lost(broker, epoch)
+        result.discarded = _discard_stale(broker)
     finally:
         _unlock("reconcile", token)
+    if result.discarded:
+        log.info("stale messages removed from the broker (runs no longer waiting for them): %s", result.discarded)
     for reason, run_ids in (("never sent", result.never_sent), ("sent before Redis lost its data", result.older_epoch),
                             ("no longer in the broker", result.message_gone)):
         if run_ids:
@@ -153,3 +166,36 @@ def _resend_lost(broker: Broker, epoch: str) -> list[int]:
     held = {queue: broker.held_message_ids(queue) for queue in {queue for _, queue, _ in missing}}
     return [run_id for run_id, queue, dispatch_id in missing
             if dispatch_id not in held[queue] and _send(broker, run_id, queue, epoch, dispatch_id)]
+
+
+# Runs finished longer ago than this have had their stale messages removed by earlier sweeps: their queues are not
+# looked at again on their account.
+STALE_LOOKBACK = timedelta(days=1)
+
+
+def _discard_stale(broker: Broker) -> list[int]:
+    """Remove the messages no run waits for: a run canceled (or finished) while its message still waited, and the
+    delivery a dead worker held unacknowledged, which the broker would otherwise keep for the whole visibility
+    timeout (days) and then deliver again, only to be dropped. A message is kept while it is its run's current
+    dispatch and the run is queued or running (claimed runs keep their dispatch_id).
+
+    The broker is read before SQL: a message is recorded in SQL before it is sent (_send), so every message read
+    here is already known there, and a message sent meanwhile is not read, so not removed."""
+    with session_scope() as session:
+        queues = set(session.scalars(
+            select(Run.queue).distinct().where(Run.external.is_(False), or_(
+                Run.status.in_((RunStatus.queued, RunStatus.running)), Run.finished_at > utcnow() - STALE_LOOKBACK))))
+    if not queues:
+        return []
+    held = broker.held_train_messages(queues)
+    if not held:
+        return []
+    with session_scope() as session:
+        current = dict(session.execute(
+            select(Run.id, Run.dispatch_id).where(Run.id.in_(set(held.values())),
+                                                  Run.status.in_((RunStatus.queued, RunStatus.running)))).tuples())
+    stale = {message_id: run_id for message_id, run_id in held.items() if current.get(run_id) != message_id}
+    if not stale:
+        return []
+    broker.discard_messages(queues, set(stale))
+    return sorted(set(stale.values()))

@@ -2,6 +2,7 @@
 imports the training stack, and what Redis holds of them (kombu's layout: a list per queue and priority, and the
 `unacked` hash of delivered, unacknowledged messages)."""
 
+import base64
 import json
 import uuid
 from functools import lru_cache
@@ -43,12 +44,50 @@ class CeleryBroker:
         with celery_app.connection_for_read() as connection:
             channel = cast("redis_transport.Channel", connection.default_channel)  # the broker is Redis
             client = channel.client
-            # kombu's own name for a queue's list at one priority; private, so its type stubs leave it out.
-            list_name = channel._q_for_pri  # type: ignore[attr-defined]
-            keys = {list_name(queue, priority) for priority in channel.priority_steps}
-            waiting = [json.loads(message) for key in keys for message in client.lrange(key, 0, -1)]
+            waiting = [json.loads(raw) for _, raw in _waiting(channel, {queue})]
             delivered = [json.loads(entry)[0] for entry in client.hvals(channel.unacked_key)]
         return {message["headers"]["id"] for message in waiting + delivered if "id" in message.get("headers", {})}
+
+    def held_train_messages(self, queues: set[str]) -> dict[str, int]:
+        with celery_app.connection_for_read() as connection:
+            channel = cast("redis_transport.Channel", connection.default_channel)
+            waiting = [json.loads(raw) for _, raw in _waiting(channel, queues)]
+            delivered = [json.loads(entry)[0] for entry in channel.client.hvals(channel.unacked_key)]
+        return {message_id: run_id for message_id, run_id in map(_train_run_of, waiting + delivered)
+                if message_id is not None}
+
+    def discard_messages(self, queues: set[str], message_ids: set[str]) -> int:
+        discarded = 0
+        with celery_app.connection_for_read() as connection:
+            channel = cast("redis_transport.Channel", connection.default_channel)
+            client = channel.client
+            for key, raw in _waiting(channel, queues):
+                if _train_run_of(json.loads(raw))[0] in message_ids:
+                    discarded += client.lrem(key, 1, raw)
+            for tag, entry in client.hgetall(channel.unacked_key).items():
+                if _train_run_of(json.loads(entry)[0])[0] in message_ids:
+                    # As kombu forgets a message it acknowledges: the hash entry and its place in the index.
+                    discarded += client.hdel(channel.unacked_key, tag)
+                    client.zrem(channel.unacked_index_key, tag)
+        return discarded
+
+
+def _waiting(channel: "redis_transport.Channel", queues: set[str]) -> list[tuple[str, bytes]]:
+    """(list key, raw message) of every message waiting in `queues`, at every priority."""
+    # kombu's own name for a queue's list at one priority; private, so its type stubs leave it out.
+    list_name = channel._q_for_pri  # type: ignore[attr-defined]
+    keys = {list_name(queue, priority) for queue in queues for priority in channel.priority_steps}
+    return [(key, raw) for key in keys for raw in channel.client.lrange(key, 0, -1)]
+
+
+def _train_run_of(message: dict) -> tuple[str | None, int]:
+    """The message id and run id of a train_run message (Celery's protocol 2: the args in the base64 JSON body);
+    (None, 0) for any other message."""
+    headers = message.get("headers", {})
+    if headers.get("task") != TRAIN_RUN_TASK or "id" not in headers:
+        return None, 0
+    args = json.loads(base64.b64decode(message["body"]))[0]
+    return headers["id"], int(args[0])
 
 
 @lru_cache

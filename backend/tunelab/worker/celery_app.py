@@ -27,6 +27,11 @@ def make_celery() -> Celery:
         # SQL and re-queues the run to resume from its checkpoint, with a new message of its own.
         task_reject_on_worker_lost=False,
         worker_prefetch_multiplier=1,
+        # Take a message only with a free process. A busy worker's prefetch window is normally full (its running task
+        # is unacknowledged), but Celery resets the window when the broker connection comes back: after a Redis
+        # restart a worker still training reserved the next run's message and held it behind its own long run while
+        # another worker of the queue sat idle.
+        worker_disable_prefetch=True,
         # The task only claims and supervises; each run trains in a fresh process of its own (a clean CUDA context, a
         # true peak-RSS figure), so the pool's child stays warm and drops a duplicate delivery in milliseconds.
         task_default_queue=settings.default_queue,
