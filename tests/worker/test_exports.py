@@ -7,6 +7,7 @@ import zipfile
 
 from tests.conftest import wait_while_progressing
 from tests.worker.conftest import launch, wait_finished
+from tunelab.services.models import resolve_model_path
 
 EXPORT_FINISHED = {"succeeded", "failed"}
 
@@ -63,7 +64,7 @@ def test_adapter_zip_and_merged_export_reload_to_the_trained_logits(api, worker,
     assert (merged_logits - adapter_logits).abs().max().item() <= 1e-5
     # The merge did change the base: a merged model equal to the bare base would pass the check above only if the
     # adapter did nothing.
-    base = AutoModelForCausalLM.from_pretrained(final["config"]["model_path"]).eval()
+    base = AutoModelForCausalLM.from_pretrained(resolve_model_path(settings, final["model"])).eval()
     with torch.no_grad():
         assert (base(input_ids=input_ids).logits[0] - merged_logits).abs().max().item() > 1e-4
 

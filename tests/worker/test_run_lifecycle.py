@@ -7,6 +7,7 @@ import pytest
 
 from tests.conftest import wait_for, wait_while_progressing
 from tests.worker.conftest import FINISHED, bundled_dataset, launch, run_progress, series, wait_finished
+from tunelab.services.models import resolve_model_path
 
 
 def _statuses_until_finished(api, run_id: int) -> list[str]:
@@ -48,6 +49,11 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
     assert "train.log" in listed
     saved_config = api.get(f"/runs/{run['id']}/artifacts/config.json")
     assert saved_config.status_code == 200 and json.loads(saved_config.content)["method"] == "lora"
+    # The model and dataset by their names: the artifact is for anyone who reads the run, a share link included.
+    assert json.loads(saved_config.content)["model"] == "tunelab-tiny"
+    assert json.loads(saved_config.content)["dataset"] == sample_dataset["name"]
+    for server_path in (str(settings.models_dir), str(settings.data_dir), str(settings.artifact_dir)):
+        assert server_path not in saved_config.text and server_path not in json.dumps(final)
     log = api.get(f"/runs/{run['id']}/logs").json()
     assert f"run {run['id']} claimed by" in log["text"] and log["next_offset"] == log["size"]
 
@@ -56,7 +62,7 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     run_dir = settings.artifact_dir / str(run["id"])
-    base_path = final["config"]["model_path"]
+    base_path = resolve_model_path(settings, final["model"])
     tokenizer = AutoTokenizer.from_pretrained(base_path)
     model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base_path), run_dir / "adapter").eval()
     sample = json.loads((run_dir / "samples.jsonl").read_text().splitlines()[0])
@@ -129,7 +135,7 @@ def test_train_loss_matches_a_bare_trl_script(api, worker, sample_dataset, setti
     ours = series(api, run["id"], "train/loss")
     with get_sessionmaker()() as session:
         path = dataset_file(settings, session.get(Dataset, sample_dataset["id"]))
-    reference = bare_trl_losses(final["config"]["model_path"], path, final["config"]["params"], tmp_path,
+    reference = bare_trl_losses(str(resolve_model_path(settings, final["model"])), path, final["config"]["params"], tmp_path,
                                 split_seed=final["config"]["dataset"]["split_seed"])
     assert len(ours["value"]) == len(reference) == 8
     for step, (a, b) in enumerate(zip(ours["value"], reference, strict=True), start=1):

@@ -124,7 +124,8 @@ class RunPublic(BaseModel):
     model: str
     dataset_id: int | None
     dataset_hash: str | None
-    config: dict[str, Any]
+    config: dict[str, Any] = Field(description="The resolved config: objective, method, model, dataset (id, name, "
+                                   "format, content hash, rows), params and the base's identity; never a server path")
     seed: int
     queue: str
     external: bool

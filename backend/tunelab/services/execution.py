@@ -244,6 +244,7 @@ def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: i
         dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
         params=config["params"], output_dir=artifacts.run_dir(settings, run_id), resume=attempt > 1,
         split_seed=config["dataset"].get("split_seed"), system_metrics_interval_s=settings.system_metrics_interval_s,
+        model_name=config["model"], dataset_name=config["dataset"]["name"],
     )
 
 

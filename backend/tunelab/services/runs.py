@@ -70,6 +70,21 @@ def training_config(run: Run) -> RunConfig:
     return cast(RunConfig, run.config)
 
 
+# Where the worker finds the base model on its disk: the worker's business, nobody's over HTTP (owners included: a
+# path reproduces nothing on another server, where `model` and the identity's digest say which weights it was).
+_WORKER_PATH_KEYS = ("model_path",)
+_IDENTITY_PATH_KEYS = ("path", "hf_base_path")
+
+
+def public_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A run's config as the API shows it: the model by its name and the dataset by its name, no server path."""
+    public = {key: value for key, value in config.items() if key not in _WORKER_PATH_KEYS}
+    identity = public.get("model_identity")
+    if isinstance(identity, dict):
+        public["model_identity"] = {k: v for k, v in identity.items() if k not in _IDENTITY_PATH_KEYS}
+    return public
+
+
 def get_run(session: Session, run_id: int) -> Run:
     run = session.get(Run, run_id)
     if run is None:
@@ -439,7 +454,8 @@ def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
     public = []
     for run in runs:
         item = RunPublic.model_validate(
-            {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "trainable_percent": run.trainable_percent,
+            {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "config": public_config(run.config),
+             "trainable_percent": run.trainable_percent,
              "progress": progress_of(run, first_logged.get(run.id)), "queue_position": queue_position(session, run),
              "latest_train_loss": losses.get(run.id), "tags": tags.get(run.id, []), **summary_details_of(run)}
         )

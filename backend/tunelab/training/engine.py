@@ -264,13 +264,14 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     # The dataset's split seed, not the training seed: runs of one dataset with any seed evaluate on the same rows.
     split_seed = job.split_seed if job.split_seed is not None else params.seed
     train_records, eval_records = split_records(records, params.eval_split, split_seed)
+    model_name, dataset_name = job.model_name or job.model, job.dataset_name or job.dataset_path.name
     if not train_records:
-        raise ValueError(f"dataset {job.dataset_path} has no rows to train on")
+        raise ValueError(f"dataset {dataset_name} has no rows to train on")
     run_config = {
         "objective": job.objective,
         "method": job.method,
-        "model": job.model,
-        "dataset_path": str(job.dataset_path),
+        "model": model_name,
+        "dataset": dataset_name,
         "dataset_format": job.dataset_format,
         "train_examples": len(train_records),
         "eval_examples": len(eval_records),
@@ -282,7 +283,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     main_process = is_main_process()
     if main_process:
         (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
-    logger.info("training %s/%s on %s: %s", job.objective, job.method, job.model, run_config["params"])
+    logger.info("training %s/%s on %s: %s", job.objective, job.method, model_name, run_config["params"])
 
     loading = method.model_loading(method, params)
     model, tokenizer = load_model_and_tokenizer(job.model, loading)

@@ -75,6 +75,10 @@ class TrainingJob:
     split_seed: int | None = None
     # How often the training process logs its CPU, memory and GPU use as system/* metrics.
     system_metrics_interval_s: float = 5.0
+    # How the run names its model and dataset, written to config.json and the log (which the run's viewers and share
+    # links read) in place of `model` and `dataset_path`, this worker's paths. Empty for a job given only paths.
+    model_name: str = ""
+    dataset_name: str = ""
 
 
 @dataclass
