@@ -57,7 +57,8 @@ class SharesPublic(BaseModel):
 
 
 class SharedViewPublic(BaseModel):
-    """What a link's holder learns about the link: enough to render the shared page."""
+    """What a link's holder learns about the link: enough to render the shared page, and nothing about who made it
+    (a link travels further than its project: its holders are told the project and the title, not an email)."""
 
     kind: ShareKind
     title: str
@@ -65,5 +66,4 @@ class SharedViewPublic(BaseModel):
     study_id: int | None = Field(None, description="The study a study link shows (GET /studies/{study_id})")
     allow_downloads: bool
     project_name: str
-    shared_by: str | None
     expires_at: datetime | None

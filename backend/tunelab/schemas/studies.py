@@ -92,7 +92,7 @@ class StudyPublic(BaseModel):
     project_id: int
     name: str
     spec: StudySpec
-    created_by: str | None = Field(description="Email of who launched it")
+    created_by: str | None = Field(description="Email of who launched it; null to a share link's holders")
     created_at: datetime
     run_count: int
     status_counts: dict[str, int] = Field(description="Runs per status")

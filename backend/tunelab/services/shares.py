@@ -34,7 +34,7 @@ def shared_view(session: Session, link: ShareLink) -> SharedViewPublic:
     return SharedViewPublic(kind=link.kind, title=link.title, run_ids=link.run_ids, study_id=link.study_id,
                             allow_downloads=link.allow_downloads,
                             project_name=session.scalar(select(Project.name).where(Project.id == link.project_id)),
-                            shared_by=_creator_email(session, link), expires_at=link.expires_at)
+                            expires_at=link.expires_at)
 
 
 # 24 random bytes: 32 URL-safe characters, so a whole link stays short enough to paste anywhere.

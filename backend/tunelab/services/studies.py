@@ -275,10 +275,11 @@ def create_share(session: Session, actor: Actor, study: Study, title: str | None
 # Reading ----------------------------------------------------------------------------------------------------------
 
 
-def to_public(session: Session, study: Study) -> StudyPublic:
+def to_public(session: Session, study: Study, show_creator: bool = True) -> StudyPublic:
     counts = {status: count for status, count in session.execute(
         select(Run.status, func.count(Run.id)).where(Run.study_id == study.id).group_by(Run.status))}
-    creator = session.scalar(select(User.email).where(User.id == study.created_by_id)) if study.created_by_id else None
+    creator = (session.scalar(select(User.email).where(User.id == study.created_by_id))
+               if study.created_by_id and show_creator else None)
     return StudyPublic(id=study.id, project_id=study.project_id, name=study.name,
                        spec=StudySpec.model_validate(study.spec), created_by=creator, created_at=study.created_at,
                        run_count=sum(counts.values()), status_counts={str(k): v for k, v in counts.items()})
@@ -301,10 +302,11 @@ def list_studies(session: Session, project_ids: list[int], limit: int, cursor: s
                          next_cursor=str(page[-1].id) if len(found) > limit else None)
 
 
-def read_study(session: Session, study: Study) -> StudyDetailPublic:
+def read_study(session: Session, study: Study, show_creator: bool = True) -> StudyDetailPublic:
+    """`show_creator`: False for a share link's holders, who are told the project and the title, not an email."""
     found = study_runs(session, study.id)
     spec = StudySpec.model_validate(study.spec)
-    return StudyDetailPublic(study=to_public(session, study), runs=runs.to_public_many(session, found),
+    return StudyDetailPublic(study=to_public(session, study, show_creator), runs=runs.to_public_many(session, found),
                              cost_table=runs_cost_table(session, found, grid_params=list(spec.grid)))
 
 

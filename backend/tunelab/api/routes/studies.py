@@ -52,9 +52,9 @@ def read_studies(
 
 
 @router.get("/studies/{study_id}", response_model=StudyDetailPublic, responses=responses(401, 404))
-def read_study(study: StudyReader, session: SessionDep) -> StudyDetailPublic:
+def read_study(study: StudyReader, session: SessionDep, principal: ReaderDep) -> StudyDetailPublic:
     """The study, its runs and their cost table (computed here, so every viewer sees the same "best")."""
-    return studies.read_study(session, study)
+    return studies.read_study(session, study, show_creator=principal.share is None)
 
 
 @router.post("/studies/{study_id}/runs", response_model=StudyDetailPublic, status_code=status.HTTP_201_CREATED,

@@ -7,8 +7,7 @@ export function SharedBanner({ view }: { view: Schemas["SharedViewPublic"] }) {
     <header className="shared-banner" data-testid="shared-banner">
       <span className="shared-brand">Tunelab</span>
       <span>
-        Shared view — <strong>{view.title}</strong>
-        {view.shared_by ? <> · shared by {view.shared_by}</> : null} from project <strong>{view.project_name}</strong> · read-only
+        Shared view — <strong>{view.title}</strong> from project <strong>{view.project_name}</strong> · read-only
         {view.expires_at && <> · expires {formatDateTime(view.expires_at)}</>}
       </span>
     </header>
