@@ -1,5 +1,8 @@
 """Runs trained outside Tunelab (the SDK, raw HTTP): they only log here, and their script says how they ended."""
 
+import json
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -11,6 +14,60 @@ from tunelab.schemas.runs import RunFinish
 from tunelab.services import audit, lifecycle
 from tunelab.services.principal import Actor
 from tunelab.training.sink import RunSummary
+
+# An external run's params are whatever its script sends, and every run list carries them: bounded as MLflow bounds a
+# param (key 250 characters, value 6,000), a value's size being its JSON text's, since here a value may be a list or
+# a nested config. A TrainingArguments with a model config is ~150 params and ~10 KB.
+MAX_PARAM_KEY_CHARS = 250
+MAX_PARAM_VALUE_CHARS = 6_000
+MAX_PARAM_DEPTH = 4  # containers nested in one param's value
+MAX_PARAMS = 500
+MAX_PARAMS_CHARS = 64 * 1024  # all of them, as JSON
+
+
+def _param_error(field: str, message: str) -> AppError:
+    return AppError("VALIDATION_ERROR", f"{field}: {message}", [{"field": field, "message": message}])
+
+
+def _field_name(parent: str, key: object) -> str:
+    # A key over the limit is named by its start: the error repeats the field, and the key may be megabytes long.
+    text = str(key)
+    return f"{parent}.{text[:40]}…" if len(text) > MAX_PARAM_KEY_CHARS else f"{parent}.{text}"
+
+
+def _check_nesting(value: object, field: str, depth: int = 0) -> None:
+    """Keys no longer than a param's name may be, and at most MAX_PARAM_DEPTH containers deep (checked before the
+    value is measured as JSON, which a deeper one would overflow)."""
+    if isinstance(value, dict):
+        items: list[tuple[object, object]] = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    else:
+        return
+    if depth >= MAX_PARAM_DEPTH:
+        raise _param_error(field, f"nested at most {MAX_PARAM_DEPTH} levels deep")
+    for key, item in items:
+        name = _field_name(field, key)
+        if isinstance(key, str) and len(key) > MAX_PARAM_KEY_CHARS:
+            raise _param_error(name, f"a key is at most {MAX_PARAM_KEY_CHARS} characters")
+        _check_nesting(item, name, depth + 1)
+
+
+def check_params(params: dict[str, Any]) -> None:
+    """Refuse the params of an external run past the limits above, naming the first param at fault (422)."""
+    if len(params) > MAX_PARAMS:
+        raise _param_error("params", f"at most {MAX_PARAMS} params, not {len(params)}")
+    for key, value in params.items():
+        field = _field_name("params", key)
+        if len(key) > MAX_PARAM_KEY_CHARS:
+            raise _param_error(field, f"a param's name is at most {MAX_PARAM_KEY_CHARS} characters")
+        _check_nesting(value, field)
+        size = len(value) if isinstance(value, str) else len(json.dumps(value))
+        if size > MAX_PARAM_VALUE_CHARS:
+            raise _param_error(field, f"at most {MAX_PARAM_VALUE_CHARS} characters" +
+                               ("" if isinstance(value, str) else " as JSON"))
+    if len(json.dumps(params)) > MAX_PARAMS_CHARS:
+        raise _param_error("params", f"at most {MAX_PARAMS_CHARS} characters in all, as JSON")
 
 
 def finish_external_run(session: Session, run: Run, body: RunFinish, actor: Actor) -> Run:

@@ -28,7 +28,7 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunTruncationPublic,
 )
-from tunelab.services import audit, events, exports, metrics, queue, run_filters, workers
+from tunelab.services import audit, events, exports, external_runs, metrics, queue, run_filters, workers
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
@@ -269,6 +269,7 @@ def create_run(session: Session, settings: Settings, body: RunCreate, broker: Br
     """A new run in `project_id` (the caller's right to launch there is already checked)."""
     queue = body.queue or settings.default_queue
     if body.external:
+        external_runs.check_params(body.params)
         run = Run(project_id=project_id, objective=body.objective, method=body.method, model=body.model,
                   dataset_id=None, config={"params": body.params, "external": True},
                   seed=int(body.params.get("seed", 0)), queue=queue, external=True,
