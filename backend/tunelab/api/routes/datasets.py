@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.formparsers import MultiPartException, MultiPartParser, parse_options_header
 
 from tunelab.api.deps import SessionDep, SettingsDep
 from tunelab.api.policies import DatasetReader, UserDep
@@ -51,6 +51,36 @@ def _invalid(field: str, message: str, kind: str) -> RequestValidationError:
     return RequestValidationError([{"loc": ("body", field), "msg": message, "type": kind}])
 
 
+class _NotUtf8(Exception):
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+
+class _Utf8MultiPartParser(MultiPartParser):
+    """Starlette's parser, refusing a field, part name or file name that is not UTF-8 (naming the field) where the
+    stock one decodes it as Latin-1: mojibake, stored as a dataset's name."""
+
+    def on_headers_finished(self) -> None:
+        self._charset = "utf-8"  # what browsers send, declaring no charset: another one declared is not honoured
+        _, options = parse_options_header(self._current_part.content_disposition)
+        name = options.get(b"name", b"")
+        for raw, field in ((name, None), (options.get(b"filename", b""), "file")):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _NotUtf8(field or name.decode("utf-8", "replace")) from None
+        super().on_headers_finished()
+
+    def on_part_end(self) -> None:
+        part = self._current_part
+        if part.file is None:
+            try:
+                part.data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _NotUtf8(part.field_name) from None
+        super().on_part_end()
+
+
 async def _read_form(request: Request, settings: Settings) -> FormData:
     """The multipart form, streamed through the size limit: a body over it stops as soon as it is, and the answer
     does not wait for the rest. A Content-Length over the limit is refused before any of the body is read."""
@@ -60,12 +90,14 @@ async def _read_form(request: Request, settings: Settings) -> FormData:
         raise datasets_service.upload_too_large(settings)
     if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
         raise _invalid("file", "the body must be multipart/form-data with a file part", "missing")
-    parser = MultiPartParser(request.headers, _limited(request, settings, limit), max_files=1,
-                             max_fields=len(UPLOAD_FIELDS))
+    parser = _Utf8MultiPartParser(request.headers, _limited(request, settings, limit), max_files=1,
+                                  max_fields=len(UPLOAD_FIELDS))
     try:
         return await parser.parse()
     except MultiPartException as exc:
         raise _invalid("file", exc.message, "multipart_invalid") from None
+    except _NotUtf8 as exc:
+        raise _invalid(exc.field, "not valid UTF-8", "string_unicode") from None
 
 
 def _upload_fields(form: FormData) -> tuple[DatasetUpload, str | None]:
