@@ -44,12 +44,29 @@ def load_client_config(url: str | None = None, token: str | None = None) -> Clie
     return ClientConfig(url=resolved_url.rstrip("/"), token=resolved_token or None)
 
 
+def make_private_folder(folder: Path) -> None:
+    """Create `folder` and its missing parents as 0700, whatever the umask; folders already there are left as they
+    are (the parent of an explicit TUNELAB_CONFIG may be anyone's)."""
+    missing = [f for f in (folder, *folder.parents) if not f.exists()]
+    for created in reversed(missing):
+        try:
+            created.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile by another process of this user
+            continue
+        os.chmod(created, 0o700)  # mkdir's mode is masked by the umask
+
+
+def open_private(path: Path, flags: int) -> int:
+    """A descriptor on `path`, created 0600 or made 0600 if it was there before (an older SDK wrote 0644)."""
+    make_private_folder(path.parent)
+    descriptor = os.open(path, flags | os.O_CREAT, 0o600)
+    os.fchmod(descriptor, 0o600)
+    return descriptor
+
+
 def save_login(url: str, token: str) -> Path:
     """Write the server and token for later commands, readable by this user only (the token is a credential)."""
     path = config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
+    with os.fdopen(open_private(path, os.O_WRONLY | os.O_TRUNC), "w") as handle:
         json.dump({"url": url.rstrip("/"), "token": token}, handle)
-    os.chmod(path, 0o600)
     return path

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from tunelab.client.config import open_private
 from tunelab.client.http import ApiClient, ServerUnreachable, TunelabError
 
 log = logging.getLogger("tunelab.client")
@@ -173,8 +174,8 @@ class PointSender:
         lines = "".join(json.dumps(list(point)) + "\n" for point in points)
         if not lines:
             return
-        self.spool_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.spool_path.open("a", encoding="utf-8") as spool:
+        # Readable by this user only, as the config file: metric values and run ids are the project's.
+        with os.fdopen(open_private(self.spool_path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8") as spool:
             spool.write(lines)
         self._spooled = True
 
@@ -185,7 +186,8 @@ class PointSender:
             if not self._post(points[start:start + MAX_POINTS_PER_REQUEST]):
                 # Keep what is not delivered yet: a later retry sends only that.
                 rest = self.spool_path.with_suffix(".rest")
-                rest.write_text("".join(json.dumps(list(p)) + "\n" for p in points[start:]), encoding="utf-8")
+                with os.fdopen(open_private(rest, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as handle:
+                    handle.write("".join(json.dumps(list(p)) + "\n" for p in points[start:]))
                 os.replace(rest, self.spool_path)
                 return False
         self.spool_path.unlink(missing_ok=True)
