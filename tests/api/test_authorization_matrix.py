@@ -363,7 +363,7 @@ TABLE: dict[tuple[str, str], Row] = {
     ("GET", "/api/v1/studies"): Row("signed_in", SIGNED_IN, _static("/studies")),
     ("POST", "/api/v1/studies"): Row("signed_in", PROJECT_EDIT, lambda w, who: Call("/studies", json=w.study_body())),
     ("GET", "/api/v1/studies/{study_id}"): Row(
-        "study:viewer", RUN_VIEW,
+        "signed_in_or_share study:viewer", RUN_VIEW,
         lambda w, who: Call(f"/studies/{(study_id := w.new_study())}", headers=w.study_share_for(who, study_id))),
     ("DELETE", "/api/v1/studies/{study_id}"): Row(
         "signed_in_or_share study:editor", RUN_EDIT,
