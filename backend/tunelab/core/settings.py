@@ -105,8 +105,17 @@ class Settings(BaseSettings):
     open_signup: bool = Field(False, description="Let anyone with the URL create an account (admins invite otherwise)")
     session_ttl_hours: float = Field(24 * 14, gt=0, description="How long a browser stays signed in")
     invite_ttl_hours: float = Field(24 * 7, gt=0, description="How long an invitation link can be accepted")
-    signin_max_attempts: int = Field(10, gt=0, description="Failed sign-ins allowed per client address and per email within signin_window_s; then 429")
-    signin_window_s: int = Field(300, gt=0, description="The window, in seconds, that signin_max_attempts counts over")
+    signin_max_attempts: int = Field(
+        10, gt=0, description="Failed sign-ins allowed per email from one client address within signin_window_s (then "
+        "429 there); past as many from all addresses, the email's next sign-ins are slowed, never locked"
+    )
+    signin_max_attempts_per_address: int = Field(
+        30, gt=0, description="Failed sign-ins allowed per client address, whatever the emails, within signin_window_s"
+    )
+    signin_email_max_delay_s: int = Field(
+        30, gt=0, description="Longest wait an email's failures impose on its next sign-in (1, 2, 4 … s, up to this)"
+    )
+    signin_window_s: int = Field(300, gt=0, description="The window, in seconds, that the sign-in limits count over")
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> "Settings":

@@ -88,16 +88,18 @@ class UserCreate(BaseModel):
     display_name: str = DisplayName
     password: str | None = Field(None, min_length=8, max_length=256,
                                  description="Set it now, or leave it out to get an invitation link")
-    is_admin: bool = False
-    project_id: ResourceId | None = Field(None, description="Also add the user to this project (you must own it)")
+    is_admin: bool = Field(False, strict=True)
+    project_id: ResourceId | None = Field(None, strict=True,
+                                          description="Also add the user to this project (you must own it)")
     role: Role = Field(Role.viewer, description="Their role in project_id")
 
 
 class UserUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    is_active: bool | None = Field(None, description="false: sign-in, sessions and API tokens stop working at once")
-    is_admin: bool | None = None
+    is_active: bool | None = Field(None, strict=True,
+                                   description="false: sign-in, sessions and API tokens stop working at once")
+    is_admin: bool | None = Field(None, strict=True)
 
 
 class InvitationPublic(BaseModel):
@@ -125,7 +127,7 @@ class ApiTokenCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=100, description="What the token is for, e.g. 'laptop CLI'")
-    expires_in_days: int | None = Field(None, ge=1, le=3650, description="Never expires when omitted")
+    expires_in_days: int | None = Field(None, ge=1, le=3650, strict=True, description="Never expires when omitted")
 
 
 class ApiTokenPublic(BaseModel):

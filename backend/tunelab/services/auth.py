@@ -48,14 +48,14 @@ def start_session(session: Session, settings: Settings, user: User) -> NewSessio
 def sign_in(session: Session, settings: Settings, email: str, password: str, client_address: str) -> NewSession:
     """The same answer, in the same time, for an unknown email and a wrong password: no user enumeration."""
     email = normalize_email(email)
-    keys = signin_limits.attempt_keys(client_address, email)
-    signin_limits.check(session, settings, keys)
+    attempt = signin_limits.Attempt(client_address, email)
+    signin_limits.check(session, settings, attempt)
     user = session.scalar(select(User).where(User.email == email))
     ok = verify_password(user.password_hash if user else None, password)
     if not ok or user is None or not user.is_active:
-        signin_limits.count_failure(session, settings, keys)
+        signin_limits.count_failure(session, settings, attempt)
         raise AppError("INVALID_CREDENTIALS", BAD_CREDENTIALS)
-    signin_limits.clear(session, settings, keys[1])
+    signin_limits.clear(session, settings, attempt)
     return start_session(session, settings, user)
 
 
