@@ -107,10 +107,12 @@ def cmd_api(args: argparse.Namespace) -> None:
           file=sys.stderr, flush=True)
     # On SIGTERM, the app ends its live streams with a short retry hint before uvicorn's graceful wait (main._lifespan).
     # The app writes the access log itself, in batches (api/access_log.py), so uvicorn's is off; no `server` header
-    # names what answers.
+    # names what answers. X-Forwarded-* only from the proxies the deployment names: uvicorn would believe any process
+    # on this host, and any client could then pick the address its failed sign-ins are counted against.
     uvicorn.run("tunelab.main:create_served_app", factory=True, host=args.host or settings.host,
                 port=args.port or settings.port, workers=settings.api_workers, log_level="info", access_log=False,
-                server_header=False, timeout_graceful_shutdown=3)
+                server_header=False, timeout_graceful_shutdown=3, proxy_headers=bool(settings.trusted_proxies.strip()),
+                forwarded_allow_ips=settings.trusted_proxies)
 
 
 def cmd_worker(args: argparse.Namespace) -> None:

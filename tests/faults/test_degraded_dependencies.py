@@ -33,8 +33,8 @@ def _admin_token(base_url: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {first_admin_tokens(base_url, 'faults')[0]['token']}"}
 
 
-def _sign_in(http: httpx.Client, password: str) -> httpx.Response:
-    return http.post("/auth/sign-in", json={"email": ADMIN["email"], "password": password})
+def _sign_in(http: httpx.Client, password: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    return http.post("/auth/sign-in", json={"email": ADMIN["email"], "password": password}, headers=headers)
 
 
 def _unavailable_database(response: httpx.Response) -> None:
@@ -136,7 +136,10 @@ def redis_of_its_own(tmp_path):
 
 def test_with_redis_down_sign_in_works_and_is_still_limited_and_health_says_503(redis_of_its_own, assets, settings,
                                                                                migrated_db, tmp_path):
-    env = fresh_install(tmp_path, assets, "degraded", TUNELAB_REDIS_URL=redis_of_its_own.url)
+    # The test is the proxy: X-Forwarded-For tells the stranger's address from the owner's.
+    attempts = 3
+    env = fresh_install(tmp_path, assets, "degraded", TUNELAB_REDIS_URL=redis_of_its_own.url,
+                        TUNELAB_TRUSTED_PROXIES="127.0.0.1", TUNELAB_SIGNIN_MAX_ATTEMPTS=str(attempts))
     server = ApiProcess(tmp_path / "api.log", env)
     try:
         admin = _admin_token(server.base_url)
@@ -146,10 +149,13 @@ def test_with_redis_down_sign_in_works_and_is_still_limited_and_health_says_503(
             started = time.monotonic()
             assert _sign_in(http, ADMIN["password"]).status_code == 200
             assert time.monotonic() - started < 5
-            for _ in range(settings.signin_max_attempts):
-                error_of(_sign_in(http, "a wrong guess"), 401, "INVALID_CREDENTIALS")
-            refused = error_of(_sign_in(http, ADMIN["password"]), 429, "TOO_MANY_ATTEMPTS")
+            stranger = {"X-Forwarded-For": "203.0.113.7"}
+            for _ in range(attempts):
+                error_of(_sign_in(http, "a wrong guess", stranger), 401, "INVALID_CREDENTIALS")
+            refused = error_of(_sign_in(http, ADMIN["password"], stranger), 429, "TOO_MANY_ATTEMPTS")
             assert 0 < refused["details"]["retry_after_s"] <= settings.signin_window_s
+            # The stranger's guesses lock the email at the stranger's address only, not for its owner.
+            assert _sign_in(http, ADMIN["password"], {"X-Forwarded-For": "198.51.100.1"}).status_code == 200
 
             anonymous = httpx.get(f"{server.base_url}{API}/health", timeout=30)  # no cookie of the sign-in above
             assert anonymous.status_code == 503

@@ -39,6 +39,10 @@ class Settings(BaseSettings):
     )
     host: str = "127.0.0.1"
     port: int = 8000
+    trusted_proxies: str = Field(
+        "", description="Comma-separated addresses or networks (CIDR) of the reverse proxies in front of the API, whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed; default none: the client is the connection's address"
+    )
     queues: str = Field("cpu", description="Comma-separated Celery queues a worker consumes (cpu, gpu, …)")
     default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none")
     infer_queue: str = Field("infer", description="Queue of the inference worker that answers the playground")
