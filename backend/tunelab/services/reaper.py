@@ -1,13 +1,14 @@
 """Housekeeping that keeps SQL and the queue honest when processes die: runs whose worker stopped beating go back to
 the queue to resume from their checkpoint (or fail, after a bounded number of tries), and queued runs whose message
-is gone are sent again (services.queue). Safe to run in several processes at once."""
+is gone are sent again (services.queue); launches' Idempotency-Keys past their time are forgotten
+(services.idempotency). Safe to run in several processes at once."""
 
 import logging
 import threading
 
 from tunelab.core.settings import Settings
 from tunelab.db.session import session_scope
-from tunelab.services import lifecycle, queue
+from tunelab.services import idempotency, lifecycle, queue
 from tunelab.services.queue import Broker
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,8 @@ def sweep(settings: Settings, broker: Broker) -> None:
         queue.reconcile(broker)
     except Exception:  # noqa: BLE001  (the broker is down: nothing can be sent; queued runs wait in SQL)
         log.info("queue not reconciled: broker unreachable", exc_info=True)
+    with session_scope() as session:
+        idempotency.purge_expired(session, settings)
 
 
 def start_reaper(settings: Settings, broker: Broker) -> threading.Event:

@@ -1,10 +1,11 @@
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, status
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import FileResponse, StreamingResponse
 
 from tunelab.api.deps import BrokerDep, SessionDep, SettingsDep
+from tunelab.api.idempotency import REPLAYED_RESPONSE, IdempotencyKeyHeader, keyed, mark_replayed
 from tunelab.api.policies import (
     ReaderDep,
     RunCanceler,
@@ -39,6 +40,7 @@ from tunelab.services import (
     access,
     artifacts,
     external_runs,
+    idempotency,
     live,
     run_edits,
     run_filters,
@@ -51,14 +53,17 @@ router = APIRouter(tags=["runs"])
 
 
 @router.post("/runs", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
-             responses=responses(401, 403, 404, 422))
-def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
-               principal: UserDep) -> RunPublic:
+             responses={**responses(401, 403, 404, 409, 422), **REPLAYED_RESPONSE})
+def create_run(body: RunCreate, session: SessionDep, settings: SettingsDep, broker: BrokerDep, principal: UserDep,
+               request: Request, response: Response, idempotency_key: IdempotencyKeyHeader = None) -> RunPublic:
     """Queue a run. It is sent to a worker once committed; with the broker (Redis) down it stays queued and is sent
-    as soon as the broker is back."""
+    as soon as the broker is back. With an Idempotency-Key, a retry gets this run back instead of a second one."""
     project_id = access.project_for_new_work(session, principal, body.project_id, "launching a run")
-    run = runs.create_run(session, settings, body, broker, project_id, principal.actor)
-    return runs.to_public(session, run)
+    launched = idempotency.launch_once(
+        session, settings, keyed(principal, idempotency_key, request, body),
+        lambda: runs.create_run(session, settings, body, broker, project_id, principal.actor).id)
+    mark_replayed(response, launched)
+    return runs.to_public(session, runs.get_run(session, launched.resource_id))
 
 
 def _run_query(
@@ -183,11 +188,18 @@ def resume_run(run: RunResumer, session: SessionDep, broker: BrokerDep, principa
 
 
 @router.post("/runs/{run_id}/clone", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
-             responses=responses(401, 403, 404, 422))
-def clone_run(run: RunCloner, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
-              principal: ReaderDep, body: RunClone | None = None) -> RunPublic:
-    clone = runs.clone_run(session, settings, run, body or RunClone(), broker, principal.actor)
-    return runs.to_public(session, clone)
+             responses={**responses(401, 403, 404, 409, 422), **REPLAYED_RESPONSE})
+def clone_run(run: RunCloner, session: SessionDep, settings: SettingsDep, broker: BrokerDep, principal: ReaderDep,
+              request: Request, response: Response, body: RunClone | None = None,
+              idempotency_key: IdempotencyKeyHeader = None) -> RunPublic:
+    """Queue a copy of the run, params overridden by the body's; with an Idempotency-Key, a retry gets this copy
+    back instead of a second one."""
+    body = body or RunClone()
+    launched = idempotency.launch_once(
+        session, settings, keyed(principal, idempotency_key, request, body),
+        lambda: runs.clone_run(session, settings, run, body, broker, principal.actor).id)
+    mark_replayed(response, launched)
+    return runs.to_public(session, runs.get_run(session, launched.resource_id))
 
 
 @router.delete("/runs/{run_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404, 409))

@@ -2,9 +2,10 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from tunelab.api.deps import BrokerDep, SessionDep, SettingsDep
+from tunelab.api.idempotency import REPLAYED_RESPONSE, IdempotencyKeyHeader, keyed, mark_replayed
 from tunelab.api.policies import ReaderDep, StudyEditor, StudyReader, UserDep
 from tunelab.core.errors import responses
 from tunelab.schemas.common import ResourceId
@@ -18,20 +19,25 @@ from tunelab.schemas.studies import (
     StudyDetailPublic,
     StudyExtend,
 )
-from tunelab.services import access, shares, studies
+from tunelab.services import access, idempotency, shares, studies
 
 router = APIRouter(tags=["studies"])
 
 
 @router.post("/studies", response_model=StudyDetailPublic, status_code=status.HTTP_201_CREATED,
-             responses=responses(401, 403, 404, 422))
-def create_study(body: StudyCreate, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
-                 principal: UserDep) -> StudyDetailPublic:
+             responses={**responses(401, 403, 404, 409, 422), **REPLAYED_RESPONSE})
+def create_study(body: StudyCreate, session: SessionDep, settings: SettingsDep, broker: BrokerDep, principal: UserDep,
+                 request: Request, response: Response,
+                 idempotency_key: IdempotencyKeyHeader = None) -> StudyDetailPublic:
     """Launch one run per method × grid cell × seed with the same budget. Every run's config is checked first: one
-    bad combination is a 422 naming it, and nothing is created."""
+    bad combination is a 422 naming it, and nothing is created. With an Idempotency-Key, a retry gets this study
+    back instead of a second one."""
     project_id = access.project_for_new_work(session, principal, body.project_id, "launching a study")
-    study = studies.create_study(session, settings, body, broker, project_id, principal.actor)
-    return studies.read_study(session, study)
+    launched = idempotency.launch_once(
+        session, settings, keyed(principal, idempotency_key, request, body),
+        lambda: studies.create_study(session, settings, body, broker, project_id, principal.actor).id)
+    mark_replayed(response, launched)
+    return studies.read_study(session, studies.get_study(session, launched.resource_id))
 
 
 @router.get("/studies", response_model=StudiesPublic, responses=responses(400, 401, 404, 422))
@@ -58,21 +64,35 @@ def read_study(study: StudyReader, session: SessionDep, principal: ReaderDep) ->
 
 
 @router.post("/studies/{study_id}/runs", response_model=StudyDetailPublic, status_code=status.HTTP_201_CREATED,
-             responses=responses(401, 403, 404, 422))
+             responses={**responses(401, 403, 404, 409, 422), **REPLAYED_RESPONSE})
 def extend_study(study: StudyEditor, body: StudyExtend, session: SessionDep, settings: SettingsDep,
-                 broker: BrokerDep, principal: ReaderDep) -> StudyDetailPublic:
-    """More methods, grid values or seeds, trained with the study's budget."""
-    studies.extend_study(session, settings, study, body, broker, principal.actor)
+                 broker: BrokerDep, principal: ReaderDep, request: Request, response: Response,
+                 idempotency_key: IdempotencyKeyHeader = None) -> StudyDetailPublic:
+    """More methods, grid values or seeds, trained with the study's budget; with an Idempotency-Key, a retry does
+    not launch them twice."""
+
+    def extend() -> int:
+        studies.extend_study(session, settings, study, body, broker, principal.actor)
+        return study.id
+
+    mark_replayed(response, idempotency.launch_once(session, settings, keyed(principal, idempotency_key, request, body),
+                                                    extend))
     return studies.read_study(session, study)
 
 
 @router.post("/studies/{study_id}/clone", response_model=StudyDetailPublic, status_code=status.HTTP_201_CREATED,
-             responses=responses(401, 403, 404, 422))
+             responses={**responses(401, 403, 404, 409, 422), **REPLAYED_RESPONSE})
 def clone_study(study: StudyEditor, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
-                principal: ReaderDep, body: StudyClone | None = None) -> StudyDetailPublic:
-    """A new study with the same spec, its runs launched anew."""
-    clone = studies.clone_study(session, settings, study, body or StudyClone(), broker, principal.actor)
-    return studies.read_study(session, clone)
+                principal: ReaderDep, request: Request, response: Response, body: StudyClone | None = None,
+                idempotency_key: IdempotencyKeyHeader = None) -> StudyDetailPublic:
+    """A new study with the same spec, its runs launched anew; with an Idempotency-Key, a retry gets this clone back
+    instead of a second one."""
+    body = body or StudyClone()
+    launched = idempotency.launch_once(
+        session, settings, keyed(principal, idempotency_key, request, body),
+        lambda: studies.clone_study(session, settings, study, body, broker, principal.actor).id)
+    mark_replayed(response, launched)
+    return studies.read_study(session, studies.get_study(session, launched.resource_id))
 
 
 @router.delete("/studies/{study_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404))

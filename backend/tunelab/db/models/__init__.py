@@ -4,6 +4,7 @@ from tunelab.db.models.artifact import Artifact
 from tunelab.db.models.audit import AuditEvent
 from tunelab.db.models.dataset import Dataset
 from tunelab.db.models.export import ExportStatus, RunExport
+from tunelab.db.models.idempotency import IdempotencyKey
 from tunelab.db.models.metric import MetricChunk, MetricRollup, MetricSummary
 from tunelab.db.models.project import Project, ProjectMember, Role
 from tunelab.db.models.run import Run, RunStatus, RunTag
@@ -12,6 +13,6 @@ from tunelab.db.models.signin import SigninFailures
 from tunelab.db.models.study import Study
 from tunelab.db.models.user import ApiToken, User, UserSession
 
-__all__ = ["ApiToken", "Artifact", "AuditEvent", "Dataset", "ExportStatus", "MetricChunk", "MetricRollup", "MetricSummary",
-           "Project", "ProjectMember", "Role", "Run", "RunExport", "RunStatus", "RunTag", "ShareLink", "SigninFailures", "Study",
-           "User", "UserSession"]
+__all__ = ["ApiToken", "Artifact", "AuditEvent", "Dataset", "ExportStatus", "IdempotencyKey", "MetricChunk",
+           "MetricRollup", "MetricSummary", "Project", "ProjectMember", "Role", "Run", "RunExport", "RunStatus", "RunTag",
+           "ShareLink", "SigninFailures", "Study", "User", "UserSession"]
