@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     open_signup: bool = Field(False, description="Let anyone with the URL create an account (admins invite otherwise)")
     session_ttl_hours: float = Field(24 * 14, gt=0, description="How long a browser stays signed in")
     invite_ttl_hours: float = Field(24 * 7, gt=0, description="How long an invitation link can be accepted")
+    idempotency_key_ttl_hours: float = Field(
+        24, gt=0, description="How long a launch's Idempotency-Key is remembered: a retry within it gets the first "
+        "try's run or study back instead of a second one"
+    )
     signin_max_attempts: int = Field(
         10, gt=0, description="Failed sign-ins allowed per email from one client address within signin_window_s (then "
         "429 there); past as many from all addresses, the email's next sign-ins are slowed, never locked"
