@@ -6,11 +6,16 @@
 For each backend (SQLite, PostgreSQL) it starts `mlflow server --workers 1` (MLFLOW_VERSION, from the bench-only
 virtualenv var/bench-venv, never the project's) and `tunelab api` (the real command, its access log as shipped,
 written to a file) on fresh databases of their own, then runs each workload as MLflow, Tunelab, MLflow, Tunelab
-(--pairs). Clients encode every body inside the timed loop, as a client would:
+(--pairs). On PostgreSQL Tunelab runs twice, once in each metrics durability: durable (the default, commits as the
+server's synchronous_commit, on, as MLflow's do) and relaxed (TUNELAB_METRICS_DURABILITY=relaxed: commits do not wait
+for the WAL flush); each is measured and compared with MLflow apart. Clients encode every body inside the timed loop,
+as a client would. Every run logs as a Trainer does: train/loss and train/learning_rate at every step and eval/loss
+every --eval-every steps (a batch with eval/loss takes another path than one without, on PostgreSQL):
 
-  (a) --a-runs runs × --a-steps steps × 3 keys, 1,000 points per request (MLflow's log-batch maximum), 2 clients
-  (b) 50 runs × 5,000 steps × 3 keys, 250 points per request, 4 concurrent clients
-  (c) one point per request (MLflow: runs/log-metric, Tunelab: the batch endpoint with one point), 1 client
+  (a) --a-runs runs × --a-steps steps, up to 1,000 points per request (MLflow's log-batch maximum), 2 clients
+  (b) 50 runs × 5,000 steps, up to 250 points per request, 4 concurrent clients
+  (c) one point per request of such a run (MLflow: runs/log-metric, Tunelab: the batch endpoint with one point),
+      1 client
   (d) the full history of one key of a run of (a), and the same key of 10 runs of (a) at full resolution
       (MLflow: metrics/get-history per run; Tunelab: GET /runs/{id}/metrics, POST /metrics/query)
   (e) bytes per stored point: growth of the database (SQLite: file + WAL; PostgreSQL: pg_database_size) over (a)
@@ -59,7 +64,8 @@ from bench_harness import (  # noqa: E402
 
 MLFLOW_VERSION = "3.17.2"
 BENCH_VENV = REPO_ROOT / "var" / "bench-venv"
-KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")
+TRAIN_KEYS = ("train/loss", "train/learning_rate")  # logged at every step
+EVAL_KEY = "eval/loss"  # logged every --eval-every steps
 SERVER_START_TIMEOUT_S = 180
 PG_ADMIN_URL = os.environ.get("TUNELAB_BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -244,10 +250,14 @@ class Mlflow(Target):
 
 
 class Tunelab(Target):
-    name = "Tunelab"
+    """`tunelab api` as shipped, in one metrics durability: durable (the default) or relaxed."""
+
+    def __init__(self, durability: str = "durable") -> None:
+        self.durability = durability
+        self.name = "Tunelab" if durability == "durable" else f"Tunelab {durability}"
 
     def start(self, backend: str, workdir: Path) -> None:
-        self.workdir = workdir / "tunelab"
+        self.workdir = workdir / self.name.lower().replace(" ", "-")
         self.workdir.mkdir()
         if backend == "sqlite":
             self.sqlite_path = self.workdir / "tunelab.db"
@@ -260,7 +270,8 @@ class Tunelab(Target):
         self.base_url = f"http://127.0.0.1:{port}"
         # As shipped: no TUNELAB_* tuning from the caller's environment, so Redis is the embedded one it starts.
         env = {key: value for key, value in os.environ.items() if not key.startswith("TUNELAB_")}
-        env |= {"TUNELAB_DATABASE_URL": url, "TUNELAB_DATA_DIR": str(self.workdir)}
+        env |= {"TUNELAB_DATABASE_URL": url, "TUNELAB_DATA_DIR": str(self.workdir),
+                "TUNELAB_METRICS_DURABILITY": self.durability}
         tunelab = str(Path(sys.executable).with_name("tunelab"))
         subprocess.run([tunelab, "migrate"], env=env, cwd=self.workdir, check=True, capture_output=True)
         log = self.workdir / "api.log"
@@ -338,14 +349,27 @@ class Workload:
     note: str = ""
 
 
-def batches(run_seed: int, steps: int, batch_points: int) -> Iterator[list[Point]]:
-    """A run's points as a trainer flushes them: every key at each step, in step order, made as they are sent."""
-    steps_per_batch = max(1, batch_points // len(KEYS))
+def logged_steps(run_seed: int, steps: int, eval_every: int) -> Iterator[list[Point]]:
+    """A run's points step by step, as a Trainer logs them: the train keys at every step, eval/loss after every
+    `eval_every` steps; made as they are sent."""
     rng = random.Random(run_seed)
     wall_start = time.time()
-    for first in range(0, steps, steps_per_batch):
-        yield [(key, step, rng.random(), wall_start + step * 0.05)
-               for step in range(first, min(first + steps_per_batch, steps)) for key in KEYS]
+    for step in range(steps):
+        wall = wall_start + step * 0.05
+        keys = (*TRAIN_KEYS, EVAL_KEY) if (step + 1) % eval_every == 0 else TRAIN_KEYS
+        yield [(key, step, rng.random(), wall) for key in keys]
+
+
+def batches(run_seed: int, steps: int, batch_points: int, eval_every: int) -> Iterator[list[Point]]:
+    """A run's points as a trainer flushes them: whole steps in step order, up to `batch_points` per batch."""
+    batch: list[Point] = []
+    for points in logged_steps(run_seed, steps, eval_every):
+        if batch and len(batch) + len(points) > batch_points:
+            yield batch
+            batch = []
+        batch.extend(points)
+    if batch:
+        yield batch
 
 
 def settle(target: Target, quiet_cpu_s: float = 0.1, window_s: float = 2.0, timeout_s: float = 180) -> None:
@@ -378,12 +402,12 @@ def measured(target: Target, work: Callable[[], tuple[int, int]]) -> Measure:
     return Measure(target.name, points, wall_s, server_cpu_s + database_cpu_s, requests, database_cpu_s)
 
 
-def ingest(target: Target, runs: list, steps: int, batch_points: int, clients: int) -> Measure:
+def ingest(target: Target, runs: list, steps: int, batch_points: int, clients: int, eval_every: int) -> Measure:
     def share(my_runs: list) -> tuple[int, int]:
         points = requests = 0
         with target.client() as client:
             for run in my_runs:
-                for batch in batches(hash(run) & 0xFFFF, steps, batch_points):
+                for batch in batches(hash(run) & 0xFFFF, steps, batch_points, eval_every):
                     target.log_points(client, run, batch)
                     points += len(batch)
                     requests += 1
@@ -396,12 +420,13 @@ def ingest(target: Target, runs: list, steps: int, batch_points: int, clients: i
     return measured(target, work)
 
 
-def one_point_per_request(target: Target, run, requests: int) -> Measure:
+def one_point_per_request(target: Target, run, requests: int, eval_every: int) -> Measure:
+    """The first `requests` points of a Trainer's run (eval/loss among them), one per request."""
     def work() -> tuple[int, int]:
-        rng, wall = random.Random(7), time.time()
+        points = (point for step in logged_steps(7, requests, eval_every) for point in step)
         with target.client() as client:
-            for step in range(requests):
-                target.log_one(client, run, (KEYS[0], step, rng.random(), wall + step))
+            for _, point in zip(range(requests), points, strict=False):
+                target.log_one(client, run, point)
         return requests, requests
     return measured(target, work)
 
@@ -419,20 +444,21 @@ def read(target: Target, call: Callable[[httpx.Client], int], expected: int, rep
 
 
 def run_backend(backend: str, sizes: argparse.Namespace, pairs: int,
-                only: str = "abcd") -> tuple[list[Workload], dict]:
+                only: str = "abcd") -> tuple[list[Workload], dict, list[str]]:
     workdir = Path(tempfile.mkdtemp(prefix=f"tunelab-bench-{backend}-"))
     targets: list[Target] = []
     completed = False
     try:
         print(f"\n[{backend}] starting mlflow server and tunelab api in {workdir}", flush=True)
-        targets = [Mlflow(), Tunelab()]
+        # SQLite has no per-transaction durability to relax: one Tunelab there.
+        tunelabs = [Tunelab("durable")] + ([Tunelab("relaxed")] if backend == "postgres" else [])
+        targets = [Mlflow(), *tunelabs]
         for target in targets:
             target.start(backend, workdir)
         for target in targets:
             settle(target)
-        a = Workload(f"(a) {sizes.a_runs} runs × {sizes.a_steps:,} steps × 3 keys, 999 pts/request, 2 clients", "pt")
-        b = Workload(f"(b) {sizes.b_runs} runs × {sizes.b_steps:,} steps × 3 keys, 249 pts/request, 4 clients",
-                     "pt")
+        a = Workload(f"(a) {sizes.a_runs} runs × {sizes.a_steps:,} steps, ≤1,000 pts/request, 2 clients", "pt")
+        b = Workload(f"(b) {sizes.b_runs} runs × {sizes.b_steps:,} steps, ≤250 pts/request, 4 clients", "pt")
         c = Workload(f"(c) one point per request × {sizes.single_requests:,}, 1 client", "req")
         history = Workload(f"(d) full {sizes.a_steps:,}-point history of one key", "read")
         compare = Workload(f"(d) 10-run full compare ({10 * sizes.a_steps:,} points)", "read")
@@ -442,7 +468,7 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int,
             for target in targets:
                 runs = target.create_runs(sizes.a_runs, f"a{pair}")
                 before = target.stored_bytes()
-                measure = ingest(target, runs, sizes.a_steps, 1000, 2)
+                measure = ingest(target, runs, sizes.a_steps, 1000, 2, sizes.eval_every)
                 a.measures.append(measure)
                 if pair == 0:
                     stored[target.name] = (target.stored_bytes() - before) / measure.points
@@ -451,26 +477,28 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int,
         for pair in range(pairs if "b" in only else 0):
             for target in targets:
                 runs = target.create_runs(sizes.b_runs, f"b{pair}")
-                b.measures.append(ingest(target, runs, sizes.b_steps, 250, 4))
+                b.measures.append(ingest(target, runs, sizes.b_steps, 250, 4, sizes.eval_every))
                 report(backend, b.name, b.measures[-1])
         for pair in range(pairs if "c" in only else 0):
             for target in targets:
                 [run] = target.create_runs(1, f"c{pair}")
-                c.measures.append(one_point_per_request(target, run, sizes.single_requests))
+                c.measures.append(one_point_per_request(target, run, sizes.single_requests, sizes.eval_every))
                 report(backend, c.name, c.measures[-1])
         for pair in range(pairs if "d" in only else 0):
             for target in targets:
                 runs = a_runs[target.name]
                 history.measures.append(read(
-                    target, lambda client, t=target, r=runs[0]: t.read_history(client, r, KEYS[0], sizes.a_steps),
+                    target, lambda client, t=target, r=runs[0]: t.read_history(client, r, TRAIN_KEYS[0], sizes.a_steps),
                     sizes.a_steps, sizes.read_repeats))
                 report(backend, history.name, history.measures[-1])
                 compare.measures.append(read(
-                    target, lambda client, t=target, r=runs[:10]: t.read_compare(client, r, KEYS[0], sizes.a_steps),
+                    target, lambda client, t=target, r=runs[:10]: t.read_compare(client, r, TRAIN_KEYS[0],
+                                                                                 sizes.a_steps),
                     10 * sizes.a_steps, sizes.read_repeats))
                 report(backend, compare.name, compare.measures[-1])
         completed = True
-        return [workload for workload in (a, b, c, history, compare) if workload.measures], stored
+        return ([workload for workload in (a, b, c, history, compare) if workload.measures], stored,
+                [target.name for target in tunelabs])
     finally:
         for target in targets:
             target.stop()
@@ -481,7 +509,7 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int,
 
 
 def report(backend: str, workload: str, measure: Measure) -> None:
-    print(f"  [{backend}] {measure.target:8} {workload}: {measure.points:,} points in {measure.wall_s:.2f} s "
+    print(f"  [{backend}] {measure.target:15} {workload}: {measure.points:,} points in {measure.wall_s:.2f} s "
           f"({measure.points_per_s:,.0f} pts/s), server CPU {measure.cpu_s:.2f} s "
           + (f"(PostgreSQL backends {measure.database_cpu_s:.2f} s) " if backend == "postgres" else "")
           + f"= {measure.cpu_us_per_point:.1f} µs/pt", flush=True)
@@ -500,42 +528,54 @@ def spread(measures: list[Measure], target: str, figure: Callable[[Measure], flo
         f"{fmt(values[0])}–{fmt(values[-1])}"
 
 
-def rows_of(backend: str, workloads: list[Workload], stored: dict[str, float]) -> list[list[str]]:
+# What each Tunelab's commits wait for, named in its rows: MLflow's commits wait for the database's own durability.
+DURABILITY_LABELS = {
+    ("sqlite", "Tunelab"): "SQLite WAL, synchronous=NORMAL",
+    ("postgres", "Tunelab"): "durable: synchronous_commit on, as MLflow",
+    ("postgres", "Tunelab relaxed"): "relaxed: synchronous_commit off",
+}
+
+
+def rows_of(backend: str, workloads: list[Workload], stored: dict[str, float], tunelabs: list[str]) -> list[list[str]]:
+    """A row per workload and Tunelab, each Tunelab compared with the same MLflow measures."""
     rows = []
     for workload in workloads:
         ms = workload.measures
-        if workload.unit in ("pt", "req"):
-            per, unit = (1, "µs/pt") if workload.unit == "pt" else (1e-3, "ms/req")
-            us = lambda m: m.cpu_us_per_point * per  # noqa: E731
-            rate = lambda m: m.points_per_s  # noqa: E731
-            rows.append([
-                f"{workload.name}, {backend}",
-                f"{spread(ms, 'MLflow', us, format_micros)} {unit}", f"{spread(ms, 'Tunelab', us, format_micros)} {unit}",
-                format_ratio(ratio(median_of(ms, "MLflow", us), median_of(ms, "Tunelab", us))),
-                f"{spread(ms, 'MLflow', rate, format_rate)} / {spread(ms, 'Tunelab', rate, format_rate)}",
-                format_ratio(ratio(median_of(ms, "Tunelab", rate), median_of(ms, "MLflow", rate))),
-            ])
-        else:
-            cpu_ms = lambda m: m.cpu_s / m.requests * 1e3  # noqa: E731
-            wall_ms = lambda m: m.wall_s / m.requests * 1e3  # noqa: E731
-            rows.append([
-                f"{workload.name}, {backend}",
-                spread(ms, "MLflow", cpu_ms, format_micros) + " ms CPU/read",
-                spread(ms, "Tunelab", cpu_ms, format_micros) + " ms CPU/read",
-                format_ratio(ratio(median_of(ms, "MLflow", cpu_ms), median_of(ms, "Tunelab", cpu_ms))),
-                f"{spread(ms, 'MLflow', wall_ms, format_micros)} / {spread(ms, 'Tunelab', wall_ms, format_micros)}"
-                " ms/read",
-                format_ratio(ratio(median_of(ms, "MLflow", wall_ms), median_of(ms, "Tunelab", wall_ms))),
-            ])
-    if stored:
-        rows.append([f"(e) bytes per stored point over (a), {backend}", f"{stored.get('MLflow', 0):.1f} B",
-                     f"{stored.get('Tunelab', 0):.1f} B",
-                     format_ratio(ratio(stored.get("MLflow"), stored.get("Tunelab"))), "", ""])
+        for tunelab in tunelabs:
+            label = f"{workload.name}, {backend}, Tunelab {DURABILITY_LABELS[(backend, tunelab)]}"
+            if workload.unit in ("pt", "req"):
+                per, unit = (1, "µs/pt") if workload.unit == "pt" else (1e-3, "ms/req")
+                us = lambda m: m.cpu_us_per_point * per  # noqa: E731
+                rate = lambda m: m.points_per_s  # noqa: E731
+                rows.append([
+                    label,
+                    f"{spread(ms, 'MLflow', us, format_micros)} {unit}",
+                    f"{spread(ms, tunelab, us, format_micros)} {unit}",
+                    format_ratio(ratio(median_of(ms, "MLflow", us), median_of(ms, tunelab, us))),
+                    f"{spread(ms, 'MLflow', rate, format_rate)} / {spread(ms, tunelab, rate, format_rate)}",
+                    format_ratio(ratio(median_of(ms, tunelab, rate), median_of(ms, "MLflow", rate))),
+                ])
+            else:
+                cpu_ms = lambda m: m.cpu_s / m.requests * 1e3  # noqa: E731
+                wall_ms = lambda m: m.wall_s / m.requests * 1e3  # noqa: E731
+                rows.append([
+                    label,
+                    spread(ms, "MLflow", cpu_ms, format_micros) + " ms CPU/read",
+                    spread(ms, tunelab, cpu_ms, format_micros) + " ms CPU/read",
+                    format_ratio(ratio(median_of(ms, "MLflow", cpu_ms), median_of(ms, tunelab, cpu_ms))),
+                    f"{spread(ms, 'MLflow', wall_ms, format_micros)} / {spread(ms, tunelab, wall_ms, format_micros)}"
+                    " ms/read",
+                    format_ratio(ratio(median_of(ms, "MLflow", wall_ms), median_of(ms, tunelab, wall_ms))),
+                ])
+    for tunelab in tunelabs if stored else ():
+        rows.append([f"(e) bytes per stored point over (a), {backend}, Tunelab {DURABILITY_LABELS[(backend, tunelab)]}",
+                     f"{stored.get('MLflow', 0):.1f} B", f"{stored.get(tunelab, 0):.1f} B",
+                     format_ratio(ratio(stored.get("MLflow"), stored.get(tunelab))), "", ""])
     return rows
 
 
-HEADER = ["workload", "MLflow server CPU", "Tunelab server CPU", "CPU ratio", "wall (MLflow / Tunelab)",
-          "wall ratio"]
+HEADER = ["workload, and what Tunelab's commits wait for", "MLflow server CPU", "Tunelab server CPU", "CPU ratio",
+          "wall (MLflow / Tunelab)", "wall ratio"]
 
 
 def sizes_for(args: argparse.Namespace) -> argparse.Namespace:
@@ -547,7 +587,7 @@ def sizes_for(args: argparse.Namespace) -> argparse.Namespace:
     return argparse.Namespace(
         a_runs=base["a_runs"], a_steps=max(3, int(base["a_steps"] * scale)), b_runs=base["b_runs"],
         b_steps=max(3, int(base["b_steps"] * scale)), single_requests=max(10, int(base["single_requests"] * scale)),
-        read_repeats=base["read_repeats"])
+        read_repeats=base["read_repeats"], eval_every=args.eval_every)
 
 
 def load_note() -> str:
@@ -564,6 +604,8 @@ def main() -> None:
                         help="multiply the steps per run of (a) and (b) and the requests of (c) (runs stay)")
     parser.add_argument("--pairs", type=int, default=2, help="MLflow, Tunelab repetitions of each workload")
     parser.add_argument("--json", type=Path, help="also write every measure to this file")
+    parser.add_argument("--eval-every", type=int, default=100,
+                        help="steps between two eval/loss points of a run, beside its train/* points (default 100)")
     parser.add_argument("--workloads", default="abcd", type=lambda value: value.lower(),
                         help="which of the workloads (a) to (d) to run, e.g. c (default: abcd); (d) and (e) need (a)")
     args = parser.parse_args()
@@ -572,8 +614,8 @@ def main() -> None:
     print(f"MLflow {MLFLOW_VERSION} (1 worker) beside tunelab api; {note}\nsizes: {vars(sizes)}, pairs {args.pairs}")
     rows, results = [], {"note": note, "sizes": vars(sizes), "pairs": args.pairs, "backends": {}}
     for backend in (("sqlite", "postgres") if args.backend == "both" else (args.backend,)):
-        workloads, stored = run_backend(backend, sizes, args.pairs, args.workloads)
-        rows += rows_of(backend, workloads, stored)
+        workloads, stored, tunelabs = run_backend(backend, sizes, args.pairs, args.workloads)
+        rows += rows_of(backend, workloads, stored, tunelabs)
         results["backends"][backend] = {
             "workloads": [{"name": w.name, "unit": w.unit, "measures": [asdict(m) for m in w.measures]}
                           for w in workloads],
