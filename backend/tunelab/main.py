@@ -13,6 +13,7 @@ from starlette.types import Receive, Scope, Send
 
 from tunelab import __version__
 from tunelab.api.access_log import AccessLog
+from tunelab.api.body_limits import BodyLimitMiddleware
 from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
 from tunelab.api.ingest_fast_path import MetricsIngestFastPath
 from tunelab.api.middleware import InvalidCharactersMiddleware, RequestIdMiddleware
@@ -138,8 +139,10 @@ def create_app(access_log: bool = False) -> FastAPI:
     for driver_error in DRIVER_ERRORS:
         app.add_exception_handler(driver_error, database_error)
     app.add_exception_handler(Exception, internal_error)
-    # The last added runs first: every answer, a 422 for a NUL included, carries the request id.
+    # The last added runs first: every answer, a 413 or a 422 for a NUL included, carries the request id, and the body
+    # is bounded (and the caller's presence checked) before InvalidCharactersMiddleware reads it.
     app.add_middleware(InvalidCharactersMiddleware)
+    app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RequestIdMiddleware)
 
     # Routes are matched in this order, one by one: metrics first, so the hot path of external logging (a batch a

@@ -86,6 +86,14 @@ class Settings(BaseSettings):
         2.0, gt=0, description="How often live streams read SQL while Redis is unreachable"
     )
     upload_max_bytes: int = Field(200 * 1024 * 1024, gt=0, description="Largest dataset upload accepted")
+    body_max_bytes: int = Field(
+        1024 * 1024, gt=0, description="Largest request body of every other route (413 beyond, before it is read)"
+    )
+    # Room for a full batch, 10,000 points (schemas/metrics.MAX_POINTS_PER_BATCH), of ~420 bytes each: a 200-character
+    # key, a 19-digit step and two floats written out in full, where a typical point takes ~80.
+    metrics_body_max_bytes: int = Field(
+        4 * 1024 * 1024, gt=0, description="Largest metrics batch body, POST /runs/{id}/metrics (413 beyond)"
+    )
     metrics_durability: Literal["durable", "relaxed"] = Field(
         "durable", description="durable: a metrics batch is answered once committed as the database commits by default; "
         "relaxed (PostgreSQL): commits do not wait for the WAL flush, so a database crash may lose the last ~0.6 s of "

@@ -56,6 +56,22 @@ class FastMetricBatch(msgspec.Struct):
 fast_metric_batch = msgspec.json.Decoder(FastMetricBatch)
 
 
+class _PointsUnread(msgspec.Struct):
+    points: list[msgspec.Raw] = []
+
+
+_points_unread = msgspec.json.Decoder(_PointsUnread)
+
+
+def count_points(body: bytes) -> int | None:
+    """How many points a batch's body holds, from a decode that keeps each point as its raw bytes (~15x cheaper than
+    validating it: ~10 ms for 100,000 points); None for a body that is not a batch, which MetricBatchIn refuses."""
+    try:
+        return len(_points_unread.decode(body).points)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
 class MetricBatchPublic(BaseModel):
     seq: int = Field(description="Number of the flush that stored this batch; live events carry it as their id")
     accepted: int = Field(description="Points in the batch; points already stored under the same step are kept as they were")
