@@ -34,6 +34,7 @@ import httpx
 
 from tunelab.client.config import ClientConfig, config_path, load_client_config
 from tunelab.client.http import ApiClient, ServerUnreachable, TunelabError
+from tunelab.client.params import bounded_params
 from tunelab.client.sender import PointSender
 
 log = logging.getLogger("tunelab.client")
@@ -233,7 +234,7 @@ def init(project: int | str | None = None, name: str | None = None, config: Mapp
         project = project if project is not None else os.environ.get("TUNELAB_PROJECT")
         project_id = _with_retries(lambda: _resolve_project(api, project), timeout_s)
         body: dict[str, Any] = {"external": True, "method": method or "custom", "model": model or "unknown",
-                                "params": _jsonable(dict(config or {}))}
+                                "params": bounded_params(_jsonable(dict(config or {})))}
         if name:
             body["name"] = name
         if objective:
