@@ -29,6 +29,13 @@ def team(app, admin_token):
         yield built, http, dataset
 
 
+@pytest.fixture(autouse=True)
+def _no_in_flight_limit(settings, monkeypatch):
+    """No worker serves this module's requests, so each stays in flight: the per-user limits are
+    test_playground_limits.py's."""
+    monkeypatch.setattr(settings, "playground_max_in_flight", 1000)
+
+
 def _finished_run(team, settings, status: str = "succeeded", weights: bool = True, model_path: str | None = None):
     """A real run of the team's project (its queue has no worker), set finished in SQL as a worker would leave it."""
     from tunelab.db.models import Run, RunStatus

@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     queues: str = Field("cpu", description="Comma-separated Celery queues a worker consumes (cpu, gpu, …)")
     default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none")
     infer_queue: str = Field("infer", description="Queue of the inference worker that answers the playground")
+    playground_max_in_flight: int = Field(
+        4, ge=1, description="Playground requests one user may have waiting or generating at once (429 beyond)"
+    )
+    playground_max_per_minute: int = Field(
+        30, ge=1, description="Playground requests one user may send within any 60 s (429 beyond)"
+    )
     heartbeat_interval_s: float = Field(5.0, gt=0, description="How often a training worker stamps heartbeat_at")
     heartbeat_timeout_s: float = Field(60.0, gt=0, description="A running run silent this long is failed: worker lost")
     reaper_interval_s: float = Field(

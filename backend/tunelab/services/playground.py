@@ -6,8 +6,20 @@ it (the runs succeeded with saved weights, on one base; the caller edits the pro
 (`<ns>:playground:<id>:request`) and sends the id. The worker generates each completion in turn, appending every
 token to a Redis Stream (`<ns>:playground:<id>`), so that a browser connecting after generation started still reads
 every token from the start, and any API process can serve the stream. The API never loads a model.
+
+The inference worker is shared compute, so each user gets a fair share of it. Admission: at most
+`playground_max_in_flight` requests of a user waiting or generating and `playground_max_per_minute` admitted in any
+60 s, counted in Redis by one script (atomic, on Redis' clock), so every API process enforces the same limits; over
+either the request is refused with RATE_LIMITED (429, Retry-After). Order: the requests waiting for an inference queue
+form one line, a sorted set, in which each user's next request is placed one round after that user's previous one
+(and never before the round being served), ties kept in arrival order. A worker takes the lowest: one request per
+waiting user per round, that is round-robin between users, so a newcomer waits for at most one request of each other
+user, however long their backlogs. One ZPOPMIN takes the next request atomically for any number of workers, and the
+Celery message stays as it was (one per request, its id only): a message is a turn at the worker, spent on whichever
+request is next in the line, not necessarily its own; each request still has exactly one turn.
 """
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -18,6 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from redis.exceptions import RedisError
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
@@ -36,6 +49,10 @@ from tunelab.training.objectives.sft import instruction_prompt
 log = logging.getLogger(__name__)
 
 REQUEST_TTL_S = 3600
+RATE_WINDOW_S = 60
+# How soon to try again when all of a user's requests are still in flight: generating one takes seconds, and nothing
+# says which ends first (a client that reads its streams may simply send when one of them ends).
+IN_FLIGHT_RETRY_S = 5
 KEEPALIVE_MS = 15_000
 READ_BATCH = 200
 USING = "using the playground"
@@ -53,6 +70,92 @@ class GenerationBroker(Protocol):
 
 def _key(settings: Settings, request_id: str, part: str = "") -> str:
     return f"{settings.redis_namespace}:playground:{request_id}{part}"
+
+
+def _user_key(settings: Settings, user_id: int, part: str) -> str:
+    return f"{settings.redis_namespace}:playground:user:{user_id}:{part}"
+
+
+def _line_key(settings: Settings, queue: str, part: str = "") -> str:
+    return f"{settings.redis_namespace}:playground:line:{queue}{part}"
+
+
+# KEYS: the request, the user's in-flight set (id -> expiry), the user's recent admissions (id -> time), the line
+# (member "<arrival>:<id>" -> round), the line's state (round being served, arrival and turn counters, each user's
+# last round). ARGV: request id, user id, stored request, TTL, window, max in flight, max per window.
+# Returns {0, its member of the line} when admitted, {1, max} over the in-flight limit, {2, seconds until a slot} over
+# the rate.
+_ADMIT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local ttl, window = tonumber(ARGV[4]), tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return {1, tonumber(ARGV[6])} end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[7]) then
+  local oldest = tonumber(redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')[2])
+  return {2, math.max(1, math.ceil(oldest + window - now))}
+end
+redis.call('SET', KEYS[1], ARGV[3], 'EX', ttl)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+redis.call('EXPIRE', KEYS[3], window)
+local user = 'user:' .. ARGV[2]
+local round = math.max(tonumber(redis.call('HGET', KEYS[5], 'round') or 0),
+                       tonumber(redis.call('HGET', KEYS[5], user) or 0)) + 1
+redis.call('HSET', KEYS[5], user, round)
+local member = string.format('%016d:%s', redis.call('HINCRBY', KEYS[5], 'arrivals', 1), ARGV[1])
+redis.call('ZADD', KEYS[4], round, member)
+redis.call('EXPIRE', KEYS[4], ttl)
+redis.call('EXPIRE', KEYS[5], ttl)
+return {0, member}
+"""
+
+# KEYS: the line, its state. Returns {request id, turn} of the request served next, or nil when the line is empty.
+_TAKE = """
+local next = redis.call('ZPOPMIN', KEYS[1])
+if #next == 0 then return nil end
+redis.call('HSET', KEYS[2], 'round', next[2])
+local turn = redis.call('HINCRBY', KEYS[2], 'turns', 1)
+return {string.sub(next[1], 18), turn}
+"""
+
+# KEYS: the request, the user's in-flight set, recent admissions, the line. ARGV: request id, its member of the line.
+# Undoes an admission whose message could not be sent: the request neither waits nor counts against its user.
+_WITHDRAW = """
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[2])
+return 0
+"""
+
+
+def _admit(settings: Settings, user_id: int, request_id: str, stored: dict[str, Any]) -> str:
+    """Store the request and place it in the line within the user's limits (its member of the line is returned), or
+    refuse it with RATE_LIMITED, writing nothing."""
+    keys = [_key(settings, request_id, ":request"), _user_key(settings, user_id, "in-flight"),
+            _user_key(settings, user_id, "recent"), _line_key(settings, settings.infer_queue),
+            _line_key(settings, settings.infer_queue, ":state")]
+    limits = [settings.playground_max_in_flight, settings.playground_max_per_minute]
+    refusal, value = get_redis().eval(_ADMIT, len(keys), *keys, request_id, user_id, json.dumps(stored),
+                                      REQUEST_TTL_S, RATE_WINDOW_S, *limits)
+    if refusal == 1:
+        raise AppError("RATE_LIMITED", f"you have {value} playground requests waiting or generating, the most one user "
+                       "may have; send this one when one of them has ended",
+                       {"limit": "in_flight", "max": value, "retry_after_s": IN_FLIGHT_RETRY_S})
+    if refusal == 2:
+        raise AppError("RATE_LIMITED", f"you sent {settings.playground_max_per_minute} playground requests within the "
+                       f"last minute, the most one user may; try again in {value} s",
+                       {"limit": "per_minute", "max": settings.playground_max_per_minute, "retry_after_s": value})
+    return str(value)
+
+
+def _withdraw(settings: Settings, user_id: int, request_id: str, member: str) -> None:
+    keys = [_key(settings, request_id, ":request"), _user_key(settings, user_id, "in-flight"),
+            _user_key(settings, user_id, "recent"), _line_key(settings, settings.infer_queue)]
+    get_redis().eval(_WITHDRAW, len(keys), *keys, request_id, member)
 
 
 def _error(code: str, message: str, **details: Any) -> AppError:
@@ -146,20 +249,31 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
         slots.append((CompletionSlot(slot=len(slots), kind="run", run_id=run.id, label=f"run {run.id}: {run.name}",
                                      chat_template=_trains_on_chats(run)), source))
     request_id = secrets.token_hex(12)
+    user_id = principal.signed_in_user.id
     stored = {
         "project_id": body.project_id,
+        "user_id": user_id,
         "prompt": prompt,
         "sampling": body.sampling.model_dump(),
         "slots": [{**slot.model_dump(), "source": dataclasses.asdict(source)} for slot, source in slots],
     }
     try:
-        get_redis().set(_key(settings, request_id, ":request"), json.dumps(stored), ex=REQUEST_TTL_S)
+        member = _admit(settings, user_id, request_id, stored)
+    except RedisError as exc:
+        raise _queue_unavailable(request_id, exc) from None
+    try:
         broker.send_generation(request_id, settings.infer_queue)
-    except Exception as exc:  # noqa: BLE001  (Redis or the broker away: nothing was queued, say so now)
-        log.warning("could not send playground request %s", request_id, exc_info=True)
-        raise AppError("QUEUE_UNAVAILABLE", f"the inference queue is unreachable ({type(exc).__name__}); try again")
+    except Exception as exc:  # noqa: BLE001  (the broker away: nothing may wait for a message never sent, say so now)
+        with contextlib.suppress(RedisError):  # Redis away too: the request expires unserved, and its slot with it
+            _withdraw(settings, user_id, request_id, member)
+        raise _queue_unavailable(request_id, exc) from None
     return PlaygroundPublic(id=request_id, project_id=body.project_id, prompt=prompt, expected=expected,
                             slots=[slot for slot, _ in slots], events_url=f"/api/v1/playground/{request_id}/events")
+
+
+def _queue_unavailable(request_id: str, exc: Exception) -> AppError:
+    log.warning("could not send playground request %s", request_id, exc_info=exc)
+    return AppError("QUEUE_UNAVAILABLE", f"the inference queue is unreachable ({type(exc).__name__}); try again")
 
 
 def request_project(settings: Settings, request_id: str) -> int:
@@ -231,35 +345,53 @@ def warm_up_in_background() -> None:
     threading.Thread(target=import_libraries, name="import generation libraries", daemon=True).start()
 
 
+def _take_next(settings: Settings) -> tuple[str, int, dict[str, Any]] | None:
+    """The next request of the line (its id, its turn, what the API stored), skipping requests that expired while
+    they waited; None when the line is empty."""
+    redis = get_redis()
+    keys = [_line_key(settings, settings.infer_queue), _line_key(settings, settings.infer_queue, ":state")]
+    while (taken := redis.eval(_TAKE, len(keys), *keys)) is not None:
+        request_id, turn = taken
+        stored = redis.get(_key(settings, request_id, ":request"))
+        if stored is not None:
+            return request_id, int(turn), json.loads(stored)
+        log.info("playground request %s expired before its turn: dropped", request_id)
+    return None
+
+
 def execute_request(request_id: str) -> None:
-    """On the inference worker: generate every slot's completion in turn, streaming each token. A duplicate delivery
-    finds the request claimed and exits; a slot that fails says why and the next one still runs."""
+    """On the inference worker, for the message of request `request_id`: serve the next request of the line (this
+    one, or another user's whose turn it is), generating every slot's completion in turn and streaming each token.
+    The line holds each request once, so a duplicate delivery serves nothing twice: it finds a later request, or
+    none. A slot that fails says why and the next one still runs; the request stops counting as its user's in flight
+    when it ends."""
     from tunelab.training.generation import Sampling, generate, render_prompt, warm_models
 
     settings = get_settings()
-    redis = get_redis()
-    stored = redis.get(_key(settings, request_id, ":request"))
-    if stored is None or not redis.set(_key(settings, request_id, ":claimed"), "1", nx=True, ex=REQUEST_TTL_S):
-        log.info("playground request %s expired or already taken: dropped", request_id)
+    taken = _take_next(settings)
+    if taken is None:
+        log.info("message of playground request %s: the line is empty (served on an earlier turn, or expired)",
+                 request_id)
         return
-    request = json.loads(stored)
+    served_id, turn, request = taken
     sampling = Sampling(**request["sampling"])
-    events = _Events(settings, request_id)
+    events = _Events(settings, served_id)
     try:
         for slot in request["slots"]:
             number = slot["slot"]
             try:
                 loaded = warm_models.get(ModelSource(**slot["source"]))
-                events.add("started", slot=number)
+                events.add("started", slot=number, turn=turn)
                 prompt_text = render_prompt(loaded.tokenizer, request["prompt"], slot["chat_template"])
                 result = generate(loaded, prompt_text, sampling, partial(_add_token, events, number))
                 events.add("done", slot=number, text=result.text, token_count=result.token_count,
                            first_token_s=result.first_token_s, total_s=result.total_s)
             except Exception as exc:  # noqa: BLE001  (the user sees why this model gave nothing)
-                log.exception("playground request %s, slot %s failed", request_id, number)
+                log.exception("playground request %s, slot %s failed", served_id, number)
                 events.add("failed", slot=number, message=f"{type(exc).__name__}: {exc}")
     finally:
         events.add("end")
+        get_redis().zrem(_user_key(settings, request["user_id"], "in-flight"), served_id)
 
 
 def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:

@@ -16,13 +16,15 @@ StreamEntryId = Annotated[str | None, Header(pattern=r"^\d{1,20}-\d{1,20}$", des
 
 
 @router.post("/playground", response_model=PlaygroundPublic, status_code=status.HTTP_202_ACCEPTED,
-             responses=responses(401, 403, 404, 409, 422, 503))
+             responses=responses(401, 403, 404, 409, 422, 429, 503))
 def create_playground_request(body: PlaygroundCreate, session: SessionDep, settings: SettingsDep,
                               broker: GenerationBrokerDep, principal: UserDep) -> PlaygroundPublic:
     """One prompt (or a dataset row) to the runs' base model and each run, generated on an inference worker (queue
     `infer`) with the chat template each run trained with. Editors of the project only. 409 when a run has not
-    succeeded or saved no weights, 422 when the runs have different base models; both name the run ids. Read the
-    completions, token by token, from `events_url`."""
+    succeeded or saved no weights, 422 when the runs have different base models; both name the run ids. 429
+    (RATE_LIMITED, with Retry-After) past the caller's share: `playground_max_in_flight` requests waiting or
+    generating, `playground_max_per_minute` sent within a minute. Waiting requests are served round-robin between
+    users. Read the completions, token by token, from `events_url`."""
     return playground.create_request(session, settings, principal, body, broker)
 
 
@@ -40,9 +42,9 @@ async def read_playground_events(
     after: Annotated[str | None, Query(pattern=r"^\d{1,20}-\d{1,20}$",
                                        description="Same as Last-Event-ID, for clients that cannot set it")] = None,
 ) -> StreamingResponse:
-    """Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot},
-    `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, then
-    `end`."""
+    """Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot, turn
+    (the request's place in the order the inference workers serve requests)}, `token` {slot, text}, `done` {slot,
+    text, token_count, first_token_s, total_s}, `failed` {slot, message}, then `end`."""
     stream = playground.stream_events(settings, request_id, last_event_id or after)
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
