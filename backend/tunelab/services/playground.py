@@ -13,10 +13,11 @@ The inference worker is shared compute, so each user gets a fair share of it. Ad
 either the request is refused with RATE_LIMITED (429, Retry-After). Order: the requests waiting for an inference queue
 form one line, a sorted set, in which each user's next request is placed one round after that user's previous one
 (and never before the round being served), ties kept in arrival order. A worker takes the lowest: one request per
-waiting user per round, that is round-robin between users, so a newcomer waits for at most one request of each other
-user, however long their backlogs. One ZPOPMIN takes the next request atomically for any number of workers, and the
-Celery message stays as it was (one per request, its id only): a message is a turn at the worker, spent on whichever
-request is next in the line, not necessarily its own; each request still has exactly one turn.
+waiting user per round, that is round-robin between users, so a newcomer waits for the rest of the round being
+served and then at most one request of each other user, however long their backlogs. One ZPOPMIN takes the next
+request atomically for any number of workers, and the Celery message stays as it was (one per request, its id only):
+a message is a turn at the worker, spent on whichever request is next in the line, not necessarily its own; each
+request still has exactly one turn.
 """
 
 import contextlib
