@@ -3,6 +3,7 @@ with the overflow and the event loop's connections for metrics batches together,
 max_connections can be sized for N API processes and M workers. The pool and the loop's share are derived from it;
 explicit pool settings past it are refused at start-up."""
 
+import asyncio
 import re
 import threading
 import time
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from tests.conftest import PG_ADMIN_URL, ApiProcess, _unavailable, first_admin_tokens, fresh_install
 from tunelab.core.settings import Settings
+from tunelab.db.loop_connections import LoopConnections
 
 API = "/api/v1"
 BUDGET = 8  # well under what one API process opened before (pool 20 + overflow 10 + a loop connection per thread)
@@ -38,6 +40,26 @@ def test_pool_settings_past_the_budget_are_refused_at_start_up():
         Settings(db_max_connections=24, db_pool_size=20, db_max_overflow=10)
     with pytest.raises(ValidationError, match="TUNELAB_DB_MAX_CONNECTIONS"):
         Settings(db_max_connections=10, db_max_overflow=10)
+
+
+@pytest.mark.postgres
+def test_the_event_loop_opens_no_more_connections_than_its_share(migrated_pg):
+    """Ten batches at once on a share of two: the others wait on the loop for a connection, none opens a third."""
+    async def ten_at_once() -> set[int]:
+        connections = LoopConnections(migrated_pg, max_open=2)
+
+        async def one_batch() -> int:
+            async with connections.connection() as connection:
+                backend = await connection.fetchval("SELECT pg_backend_pid()")
+                await asyncio.sleep(0.02)  # still in use while the others ask
+                return backend
+
+        try:
+            return set(await asyncio.gather(*(one_batch() for _ in range(10))))
+        finally:
+            await connections.close()
+
+    assert len(asyncio.run(ten_at_once())) == 2
 
 
 @pytest.fixture
