@@ -117,12 +117,22 @@ def cmd_api(args: argparse.Namespace) -> None:
 
 def cmd_worker(args: argparse.Namespace) -> None:
     from tunelab.db.session import name_process
+    from tunelab.services import run_queues
     from tunelab.worker.celery_app import WORKER_QUEUES_ENV, celery_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = get_settings()
     name_process("worker")
     queues = args.queues or settings.queues
+    names = [queue.strip() for queue in queues.split(",") if queue.strip()]
+    refusal = run_queues.worker_refusal(settings, names)
+    if refusal:
+        sys.exit(f"tunelab worker: {refusal}")
+    for warning in run_queues.worker_warnings(settings, names):
+        logging.getLogger("tunelab.worker").warning(warning)
+    if names == [settings.infer_queue]:
+        logging.getLogger("tunelab.worker").info("the playground's inference worker: it answers prompts and trains no "
+                                                 "runs (their queues are TUNELAB_RUN_QUEUES)")
     logging.getLogger("tunelab.worker").info(
         "%s, for each of: this worker, its %d pool processes and each training process they start",
         settings.describe_db_budget(), args.concurrency)
@@ -221,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     api.set_defaults(func=cmd_api)
     worker = sub.add_parser("worker", help="run a training worker (or, with --queues infer, the playground's)")
     worker.add_argument("--queues", help="comma-separated queues to consume (TUNELAB_QUEUES, default cpu; the "
-                                         "playground's is TUNELAB_INFER_QUEUE, default infer)")
+                                         "playground's, TUNELAB_INFER_QUEUE, default infer, alone)")
     worker.add_argument("--concurrency", type=int, default=1, help="runs trained at once (default 1)")
     worker.set_defaults(func=cmd_worker)
     sub.add_parser("migrate", help="upgrade the database schema to the latest version").set_defaults(func=cmd_migrate)

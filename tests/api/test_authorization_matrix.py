@@ -385,6 +385,7 @@ TABLE: dict[tuple[str, str], Row] = {
     # The rest
     ("GET", "/api/v1/models"): Row("signed_in", SIGNED_IN, _static("/models")),
     ("GET", "/api/v1/methods"): Row("public", PUBLIC, _static("/methods")),
+    ("GET", "/api/v1/queues"): Row("signed_in", SIGNED_IN, _static("/queues")),
     ("POST", "/api/v1/estimates"): Row(
         "signed_in", SIGNED_IN, _static("/estimates", json={"method": "lora", "model": "tunelab-tiny"})),
     ("GET", "/api/v1/health"): Row("public", PUBLIC, _static("/health")),

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 
 from tests.api.teams_helpers import (
     API,
+    IDLE_QUEUE,
     create_member,
     create_project,
     create_team,
@@ -28,8 +29,8 @@ def sample_id(admin) -> int:
 
 @pytest.fixture
 def idle_queue() -> str:
-    """A queue no worker consumes, this test's own: its runs stay queued."""
-    return f"idle-{uuid.uuid4().hex[:8]}"
+    """A declared queue no worker consumes: its runs stay queued."""
+    return IDLE_QUEUE
 
 
 def study_body(team, sample_id, idle, **changes) -> dict:

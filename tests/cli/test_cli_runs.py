@@ -2,6 +2,7 @@
 
 import uuid
 
+from tests.api.teams_helpers import IDLE_QUEUE
 from tests.worker.conftest import TINY_MODEL
 
 QUICK = ("--param", "max_steps=3", "--param", "eval_steps=3", "--param", "max_length=64")
@@ -44,7 +45,7 @@ def test_launch_and_watch_exit_with_the_runs_outcome(cli, api, worker, tmp_path)
 
 
 def test_a_canceled_run_watches_to_exit_2_and_a_clone_is_queued(cli, api, worker):
-    queue = f"never-{uuid.uuid4().hex[:8]}"  # no worker consumes it: the run stays queued until canceled
+    queue = IDLE_QUEUE  # no worker consumes it: the run stays queued until canceled
     run = cli("runs", "launch", "--method", "lora", "--model", TINY_MODEL, "--dataset", "tiny-tasks", "--queue",
               queue, *QUICK, "--name", "[b]not markup[/b]", "--json").json()
     shown = cli("runs", "show", str(run["id"]))

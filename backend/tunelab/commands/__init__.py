@@ -63,7 +63,7 @@ def add_client_commands(sub: Any) -> None:
     launch.add_argument("--dataset", help="dataset name or id")
     launch.add_argument("--project", help="project name or id")
     launch.add_argument("--name", help="run name (default <method>-<model>-<n>)")
-    launch.add_argument("--queue", help="worker queue (default the server's)")
+    launch.add_argument("--queue", help="a training queue the server declares (GET /queues; default the server's)")
     launch.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method param; repeat")
 
     _parser(verbs, "watch", "follow a run live (progress bar, last losses) until it finishes; exits 0 when it "
@@ -81,7 +81,7 @@ def add_client_commands(sub: Any) -> None:
                     EXIT_CODES_HELP)
     clone.add_argument("run_id", type=int)
     clone.add_argument("--name")
-    clone.add_argument("--queue")
+    clone.add_argument("--queue", help="a training queue the server declares (GET /queues; default the run's)")
     clone.add_argument("--param", action="append", metavar="NAME=VALUE", help="a param to change; repeat")
 
     datasets = sub.add_parser("datasets", help="upload datasets to a server")

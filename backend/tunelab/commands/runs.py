@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tunelab.client.http import ServerUnreachable
+from tunelab.client.http import ApiClient, ServerUnreachable
 from tunelab.commands import launch_spec, lookup
-from tunelab.commands.common import CommandError, Context, ExitCode
+from tunelab.commands.common import CommandError, Context, ExitCode, usage_error
 
 FINISHED = ("succeeded", "failed", "canceled")
 WATCH_EXIT = {"succeeded": ExitCode.OK, "failed": ExitCode.FAILED, "canceled": ExitCode.USAGE}
@@ -88,6 +88,7 @@ def launch_run(ctx: Context) -> None:
                                  "method": args.method, "model": args.model, "dataset": args.dataset,
                                  "queue": args.queue}, args.param or [])
     checked = launch_spec.check(spec, client.get("/methods"))
+    _check_queue(client, checked.get("queue"), spec.origin.get("queue", "--queue"))
     project = lookup.project_id(client, checked.get("project"))
     body = {"objective": checked["objective"], "method": checked["method"], "model": checked["model"],
             "dataset": lookup.dataset_id(client, checked["dataset"], project), "params": checked["params"],
@@ -182,6 +183,17 @@ def show_logs(ctx: Context) -> None:
         ctx.emit({"run_id": run_id, "text": "".join(text), "next_offset": chunk["next_offset"]}, lambda: None)
 
 
+def _check_queue(client: ApiClient, queue: object, where: str) -> None:
+    """Refuse, before anything is posted, a queue the server does not declare (GET /queues): the server would refuse
+    it too, and the error names the flag or the file's key."""
+    if queue is None:
+        return
+    declared = client.get("/queues")["data"]
+    if queue not in [q["name"] for q in declared]:
+        listed = ", ".join(f"{q['name']}{' (default)' if q['default'] else ''}" for q in declared)
+        raise usage_error(where, f"{queue!r} is not a training queue of this server; choose one of {listed}")
+
+
 def cancel_run(ctx: Context) -> None:
     run = ctx.client.post(f"/runs/{ctx.args.run_id}/cancel", params={"force": "true"} if ctx.args.force else None)
     ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} {_status(run['status'])}"
@@ -195,6 +207,7 @@ def clone_run(ctx: Context) -> None:
                                           "model": source["model"], "dataset": source.get("dataset_id") or 0})
     launch_spec.add_flags(spec, {}, args.param or [])
     params = launch_spec.check(spec, client.get("/methods"))["params"]
+    _check_queue(client, args.queue or None, "--queue")
     body = {"params": params, **{key: value for key, value in (("name", args.name), ("queue", args.queue)) if value}}
     run = client.post(f"/runs/{args.run_id}/clone", json=body)
     ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({escape(run['name'])}) cloned from {args.run_id}, "

@@ -44,7 +44,11 @@ class Settings(BaseSettings):
         "X-Forwarded-For and X-Forwarded-Proto are believed; default none: the client is the connection's address"
     )
     queues: str = Field("cpu", description="Comma-separated Celery queues a worker consumes (cpu, gpu, …)")
-    default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none")
+    run_queues: str = Field(
+        "cpu", description="Comma-separated training queues the deployment declares (cpu, gpu, …); a run names one of "
+        "them or is refused. Never the inference queue"
+    )
+    default_queue: str = Field("cpu", description="Queue a run is sent to when its request names none; a run queue")
     infer_queue: str = Field("infer", description="Queue of the inference worker that answers the playground")
     playground_max_in_flight: int = Field(
         4, ge=1, description="Playground requests one user may have waiting or generating at once (429 beyond)"
@@ -159,6 +163,25 @@ class Settings(BaseSettings):
     @property
     def queue_list(self) -> list[str]:
         return [q.strip() for q in self.queues.split(",") if q.strip()]
+
+    @property
+    def run_queue_list(self) -> list[str]:
+        return list(dict.fromkeys(q.strip() for q in self.run_queues.split(",") if q.strip()))
+
+    @model_validator(mode="after")
+    def _refuse_undeclared_queues(self) -> "Settings":
+        declared = self.run_queue_list
+        if not declared:
+            raise ValueError("TUNELAB_RUN_QUEUES must declare at least one training queue (e.g. cpu, or cpu,gpu)")
+        # A training run on the inference queue occupies the playground's worker for as long as it trains.
+        if self.infer_queue in declared:
+            raise ValueError(f"TUNELAB_RUN_QUEUES ({', '.join(declared)}) names the inference queue "
+                             f"{self.infer_queue!r} (TUNELAB_INFER_QUEUE): its worker answers the playground and must "
+                             "not train runs; declare training queues only")
+        if self.default_queue not in declared:
+            raise ValueError(f"TUNELAB_DEFAULT_QUEUE ({self.default_queue!r}) is not one of TUNELAB_RUN_QUEUES "
+                             f"({', '.join(declared)}): add it there, or choose one of them")
+        return self
 
     @model_validator(mode="after")
     def _refuse_pool_past_the_budget(self) -> "Settings":

@@ -34,7 +34,8 @@ class RunCreate(BaseModel):
                        "model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local cache")
     dataset: ResourceId | None = Field(None, description="Dataset id from GET /datasets; required unless external")
     params: dict[str, Any] = Field(default_factory=dict, description="The method's parameters (GET /methods schema)")
-    queue: str | None = Field(None, max_length=50, description="Worker queue (cpu, gpu, …); default from settings")
+    queue: str | None = Field(None, max_length=50, description="A training queue the server declares (GET /queues); "
+                              "default the server's default queue")
     external: bool = Field(
         False, description="A run trained outside Tunelab that only logs metrics here; it is never queued"
     )
@@ -45,7 +46,8 @@ class RunClone(BaseModel):
 
     name: str | None = Field(None, max_length=200)
     params: dict[str, Any] = Field(default_factory=dict, description="Parameters that override the source run's")
-    queue: str | None = None
+    queue: str | None = Field(None, max_length=50, description="A training queue the server declares (GET /queues); "
+                              "default the source run's")
 
 
 class RunFinish(BaseModel):

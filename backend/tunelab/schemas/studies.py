@@ -49,7 +49,8 @@ class StudySpec(BaseModel):
     budget: StudyBudget
     params: dict[str, Any] = Field(default_factory=dict, description="Params shared by every run (max_length, "
                                    "per_device_train_batch_size, eval_split, …)")
-    queue: str | None = Field(None, max_length=50, description="Worker queue; default from settings")
+    queue: str | None = Field(None, max_length=50, description="A training queue the server declares (GET /queues); "
+                              "default the server's default queue")
 
     @model_validator(mode="after")
     def bounded(self) -> "StudySpec":

@@ -28,7 +28,7 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunTruncationPublic,
 )
-from tunelab.services import audit, events, exports, external_runs, metrics, queue, run_filters, workers
+from tunelab.services import audit, events, exports, external_runs, metrics, queue, run_filters, run_queues, workers
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
@@ -267,7 +267,7 @@ def _send_after_commit(session: Session, broker: Broker, run_queue: str) -> None
 def create_run(session: Session, settings: Settings, body: RunCreate, broker: Broker, project_id: int,
                actor: Actor) -> Run:
     """A new run in `project_id` (the caller's right to launch there is already checked)."""
-    queue = body.queue or settings.default_queue
+    queue = run_queues.checked_queue(settings, body.queue)
     if body.external:
         external_runs.check_params(body.params)
         run = Run(project_id=project_id, objective=body.objective, method=body.method, model=body.model,
@@ -533,9 +533,10 @@ def _cancel_running(session: Session, run: Run, force: bool) -> Run:
     return run
 
 
-def request_resume(session: Session, run_id: int, broker: Broker, actor: Actor = SYSTEM) -> Run:
+def request_resume(session: Session, settings: Settings, run_id: int, broker: Broker, actor: Actor = SYSTEM) -> Run:
     """Put a failed or canceled run back in its queue; it continues from its last checkpoint (or from the start
-    when it saved none), as the same run: its metrics and artifacts carry on."""
+    when it saved none), as the same run: its metrics and artifacts carry on. A run whose queue is no longer declared
+    is refused (422 naming `queue`): clone it onto a declared one."""
     run = get_run(session, run_id)
     if run.external:
         raise AppError("RUN_NOT_RESUMABLE", "an external run is trained outside Tunelab; it cannot be resumed here",
@@ -547,6 +548,7 @@ def request_resume(session: Session, run_id: int, broker: Broker, actor: Actor =
     if run.dataset_id is None:
         raise AppError("RUN_NOT_RESUMABLE", f"run {run_id} cannot be resumed: its dataset was deleted",
                        {"status": run.status.value})
+    run_queues.checked_queue(settings, run.queue)
     exports.refuse_while_exporting(session, run_id, "resume")
     start = f"step {run.checkpoint_step}" if run.checkpoint_step else "the start (it saved no checkpoint)"
     result = session.execute(

@@ -32,7 +32,7 @@ from tunelab.schemas.studies import (
     StudyPublic,
     StudySpec,
 )
-from tunelab.services import audit, metrics, runs, shares
+from tunelab.services import audit, metrics, run_queues, runs, shares
 from tunelab.services.cost_table import EvalSplit, RunFigures, cost_table
 from tunelab.services.principal import Actor
 from tunelab.services.queue import Broker
@@ -146,7 +146,7 @@ def plan_runs(session: Session, settings: Settings, spec: StudySpec, project_id:
     if total > MAX_STUDY_RUNS:
         raise _refuse("methods", f"{total} runs (methods × grid cells × seeds); a study has at most "
                       f"{MAX_STUDY_RUNS}", runs=total)
-    queue = spec.queue or settings.default_queue
+    queue = run_queues.checked_queue(settings, spec.queue)
     planned: list[PlannedRun] = []
     for method in spec.methods:
         for grid in _cells(spec, method):
@@ -172,7 +172,7 @@ def plan_runs(session: Session, settings: Settings, spec: StudySpec, project_id:
 
 def _launch(session: Session, settings: Settings, study: Study, spec: StudySpec, planned: list[PlannedRun],
             broker: Broker, actor: Actor) -> list[Run]:
-    queue = spec.queue or settings.default_queue
+    queue = run_queues.checked_queue(settings, spec.queue)
     launched = []
     for plan in planned:
         name = f"{study.name} · {_describe(plan.method, plan.grid, plan.seed)}"[:200]

@@ -180,11 +180,13 @@ def finish_run(run: RunLogger, body: RunFinish, session: SessionDep, principal: 
     return runs.to_public(session, external_runs.finish_external_run(session, run, body, principal.actor))
 
 
-@router.post("/runs/{run_id}/resume", response_model=RunPublic, responses=responses(401, 403, 404, 409))
-def resume_run(run: RunResumer, session: SessionDep, broker: BrokerDep, principal: ReaderDep) -> RunPublic:
+@router.post("/runs/{run_id}/resume", response_model=RunPublic, responses=responses(401, 403, 404, 409, 422))
+def resume_run(run: RunResumer, session: SessionDep, settings: SettingsDep, broker: BrokerDep,
+               principal: ReaderDep) -> RunPublic:
     """Queue a failed or canceled run again; it continues from its newest checkpoint (`checkpoint_step`), or from
-    the start when it saved none. It stays the same run: metrics and artifacts carry on."""
-    return runs.to_public(session, runs.request_resume(session, run.id, broker, principal.actor))
+    the start when it saved none. It stays the same run: metrics and artifacts carry on. A run whose queue the
+    server no longer declares is refused (422): clone it onto a declared queue."""
+    return runs.to_public(session, runs.request_resume(session, settings, run.id, broker, principal.actor))
 
 
 @router.post("/runs/{run_id}/clone", response_model=RunPublic, status_code=status.HTTP_201_CREATED,
