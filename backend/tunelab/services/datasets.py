@@ -38,6 +38,7 @@ from tunelab.schemas.datasets import (
     TruncationPublic,
 )
 from tunelab.services import audit, events
+from tunelab.services.paging import decode_id, encode_id
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.projects import default_project_id
 from tunelab.training.formats import (
@@ -481,15 +482,12 @@ def list_datasets(session: Session, project_ids: list[int], limit: int, cursor: 
     """Newest first. The cursor is opaque to clients; it is the id of the last dataset on the previous page."""
     query = select(Dataset).where(_visible(project_ids)).order_by(Dataset.id.desc()).limit(limit + 1)
     if cursor is not None:
-        try:
-            query = query.where(Dataset.id < int(cursor))
-        except ValueError:
-            raise AppError("INVALID_CURSOR", f"cursor: {cursor!r} is not a cursor from a previous page") from None
+        query = query.where(Dataset.id < decode_id(cursor))
     rows = list(session.scalars(query))
     count = session.scalar(select(func.count()).select_from(Dataset).where(_visible(project_ids))) or 0
     has_more = len(rows) > limit
     rows = rows[:limit]
-    return DatasetPage(data=rows, count=count, next_cursor=str(rows[-1].id) if has_more else None)
+    return DatasetPage(data=rows, count=count, next_cursor=encode_id(rows[-1].id) if has_more else None)
 
 
 def dataset_file(settings: Settings, dataset: Dataset) -> Path:

@@ -1,8 +1,6 @@
 """Runs as people ask for them: launch, list, read, cancel (or force-stop), resume, clone, delete. What the
 worker and the reaper do to a run is in services.lifecycle; how it reaches a worker, in services.queue."""
 
-import base64
-import json
 import logging
 import shutil
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Dataset, MetricSummary, Run, RunStatus, RunTag
 from tunelab.db.models.run import FINISHED_STATUSES
+from tunelab.schemas.common import MAX_ID
 from tunelab.schemas.runs import (
     RunClone,
     RunCreate,
@@ -32,6 +31,7 @@ from tunelab.services import audit, events, exports, external_runs, metrics, que
 from tunelab.services.artifacts import run_dir
 from tunelab.services.lifecycle import finish_run
 from tunelab.services.models import model_param_defaults, resolve_model_path
+from tunelab.services.paging import decode_offset, encode_offset
 from tunelab.services.principal import SYSTEM, Actor
 from tunelab.services.queue import Broker
 from tunelab.services.workers import WorkerPresence
@@ -264,6 +264,17 @@ def _send_after_commit(session: Session, broker: Broker, run_queue: str) -> None
     events.call_after_commit(session, send)
 
 
+def _external_seed(params: dict[str, Any]) -> int:
+    """The seed an external run's script reports among its params (0 when it reports none), for the run's seed column:
+    a JSON integer in that column's 32-bit range, else 422 naming it (int() of "x" or 1e300, or 2^40 in PostgreSQL's
+    INTEGER, was a 500)."""
+    seed = params.get("seed", 0)
+    if type(seed) is not int or not -MAX_ID - 1 <= seed <= MAX_ID:
+        message = f"an integer from {-MAX_ID - 1} to {MAX_ID}, or left out"
+        raise AppError("VALIDATION_ERROR", f"params.seed: {message}", [{"field": "params.seed", "message": message}])
+    return seed
+
+
 def create_run(session: Session, settings: Settings, body: RunCreate, broker: Broker, project_id: int,
                actor: Actor) -> Run:
     """A new run in `project_id` (the caller's right to launch there is already checked)."""
@@ -272,7 +283,7 @@ def create_run(session: Session, settings: Settings, body: RunCreate, broker: Br
         external_runs.check_params(body.params)
         run = Run(project_id=project_id, objective=body.objective, method=body.method, model=body.model,
                   dataset_id=None, config={"params": body.params, "external": True},
-                  seed=int(body.params.get("seed", 0)), queue=queue, external=True,
+                  seed=_external_seed(body.params), queue=queue, external=True,
                   status=RunStatus.running, started_at=utcnow(), name=body.name or "")
     else:
         config = resolve_training(session, settings, body, queue, project_id)
@@ -310,22 +321,6 @@ _SORT_COLUMNS = {
     "queued_at": Run.queued_at, "name": Run.name, "status": Run.status, "method": Run.method,
     "best_eval_loss": Run.best_eval_loss, "tokens_per_second": Run.tokens_per_second, "wall_time_s": Run.wall_time_s,
 }
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"o": offset}).encode()).decode()
-
-
-def _decode_cursor(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        offset = int(json.loads(base64.urlsafe_b64decode(cursor.encode()))["o"])
-    except (ValueError, KeyError, TypeError):
-        raise AppError("INVALID_CURSOR", "cursor: not a cursor returned by this API", {"field": "cursor"}) from None
-    if offset < 0:
-        raise AppError("INVALID_CURSOR", "cursor: not a cursor returned by this API", {"field": "cursor"})
-    return offset
 
 
 def _filtered(stmt: Select, status: list[RunStatus] | None, method: str | None, objective: str | None,
@@ -372,7 +367,7 @@ def list_runs(session: Session, *, project_ids: list[int], status: list[RunStatu
               sort: RunSortField = "queued_at", order: str = "desc", limit: int = 50,
               cursor: str | None = None, ids: list[int] | None = None,
               filters: run_filters.RunFilters | None = None) -> RunsPublic:
-    offset = _decode_cursor(cursor)
+    offset = decode_offset(cursor)
     column = _SORT_COLUMNS[sort]
     direction = column.desc().nulls_last() if order == "desc" else column.asc().nulls_last()
     tie = Run.id.desc() if order == "desc" else Run.id.asc()
@@ -381,7 +376,7 @@ def list_runs(session: Session, *, project_ids: list[int], status: list[RunStatu
     stmt = query.where(session, select(Run)).order_by(direction, tie)
     runs = list(session.scalars(stmt.offset(offset).limit(limit + 1)))
     count = session.scalar(query.where(session, select(func.count(Run.id)))) or 0
-    next_cursor = _encode_cursor(offset + limit) if len(runs) > limit else None
+    next_cursor = encode_offset(offset + limit) if len(runs) > limit else None
     return RunsPublic(data=to_public_many(session, runs[:limit]), count=count, next_cursor=next_cursor)
 
 

@@ -34,6 +34,7 @@ from tunelab.schemas.studies import (
 )
 from tunelab.services import audit, metrics, run_queues, runs, shares
 from tunelab.services.cost_table import EvalSplit, RunFigures, cost_table
+from tunelab.services.paging import decode_id, encode_id
 from tunelab.services.principal import Actor
 from tunelab.services.queue import Broker
 from tunelab.training import registry
@@ -290,16 +291,12 @@ def list_studies(session: Session, project_ids: list[int], limit: int, cursor: s
     in_projects = Study.project_id.in_(project_ids)
     query = select(Study).where(in_projects).order_by(Study.id.desc()).limit(limit + 1)
     if cursor is not None:
-        try:
-            query = query.where(Study.id < int(cursor))
-        except ValueError:
-            raise AppError("INVALID_CURSOR", f"cursor: {cursor!r} is not a cursor from a previous page",
-                           {"field": "cursor"}) from None
+        query = query.where(Study.id < decode_id(cursor))
     found = list(session.scalars(query))
     count = session.scalar(select(func.count(Study.id)).where(in_projects)) or 0
     page = found[:limit]
     return StudiesPublic(data=[to_public(session, s) for s in page], count=count,
-                         next_cursor=str(page[-1].id) if len(found) > limit else None)
+                         next_cursor=encode_id(page[-1].id) if len(found) > limit else None)
 
 
 def read_study(session: Session, study: Study, show_creator: bool = True) -> StudyDetailPublic:

@@ -17,7 +17,7 @@ from tunelab.core.errors import AppError, responses
 from tunelab.core.settings import Settings
 from tunelab.core.text import INVALID_CHAR, INVALID_CHAR_MESSAGE
 from tunelab.db.models import Dataset, Role
-from tunelab.schemas.common import ResourceId
+from tunelab.schemas.common import MAX_ID, ResourceId
 from tunelab.schemas.datasets import DatasetPreviewPublic, DatasetPublic, DatasetsPublic, DatasetUpload
 from tunelab.services import access
 from tunelab.services import datasets as datasets_service
@@ -170,7 +170,8 @@ def read_dataset_preview(
         str | None, Query(description="Model name (GET /models) or local path whose tokenizer renders the rows")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Rows to render")] = 20,
-    offset: Annotated[int, Query(ge=0, description="Rows to skip before the first one rendered")] = 0,
+    # Bounded so that offset + limit stays an index islice takes: no dataset holds anywhere near 2^31 rows.
+    offset: Annotated[int, Query(ge=0, le=MAX_ID, description="Rows to skip before the first one rendered")] = 0,
     max_length: Annotated[int | None, Query(ge=1, description="Count the rows longer than this many tokens")] = None,
 ) -> DatasetPreviewPublic:
     model_path = resolve_model_path(settings, model) if model else None
