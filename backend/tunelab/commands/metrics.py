@@ -12,6 +12,7 @@ from typing import IO
 import httpx
 
 from tunelab.commands.common import Context
+from tunelab.core.csv_cells import text_cell
 
 EXPORT_TIMEOUT = httpx.Timeout(30.0, read=300.0)
 
@@ -33,9 +34,11 @@ def export_metrics(ctx: Context) -> None:
                     out.write(line)
             out.write("\n")
             return
+        # The server's CSV holds a key as a spreadsheet-safe cell ('@key for @key): compare with the keys as cells.
+        key_cells = {text_cell(key) for key in keys}
         written = 0
         for number, line in enumerate(lines):
-            if number == 0 or not keys or _csv_key(line) in keys:
+            if number == 0 or not keys or _csv_key(line) in key_cells:
                 out.write(line)
                 written += number > 0
         if args.output:

@@ -1,6 +1,7 @@
 """CSV and JSON downloads of the run table (every matching run, not one page) and of a run's metric history at
 full resolution. Both are streamed page by page, each page read in a short transaction of its own, so a slow
-download holds no connection and a long history is never held in memory."""
+download holds no connection and a long history is never held in memory. A CSV's text cells are neutralised against
+spreadsheet formulas (core.csv_cells)."""
 
 import csv
 import io
@@ -11,6 +12,7 @@ from typing import Any, Literal
 
 from sqlalchemy import select
 
+from tunelab.core.csv_cells import text_cell
 from tunelab.db.models import Run
 from tunelab.db.session import session_scope
 from tunelab.services import metrics, runs
@@ -72,20 +74,28 @@ def _run_records(query: runs.RunQuery, columns: list[str]) -> Iterator[dict[str,
 
 
 def _csv_cell(value: Any) -> Any:
+    """A value as a CSV cell. Text (names, tags, keys, params, JSON) is neutralised against formulas; numbers are not:
+    a loss of -0.5 is a number the server writes, and a quote before it would make the spreadsheet read it as text."""
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)  # tags hold no commas; a param list (target modules) neither
+        # tags hold no commas; a param list (target modules) neither
+        return text_cell(",".join(str(v) for v in value))
     if isinstance(value, dict):
-        return json.dumps(value)
+        return text_cell(json.dumps(value))
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
+        # The server's own spelling of a number, as the JSON export's readers know it: not text anyone typed.
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return text_cell(value)
     return "" if value is None else value
 
 
 def _as_csv(columns: list[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180's line ending, and not only for Excel: the writer quotes a cell holding a character of its line
+    # terminator, so with "\n" alone a bare "\r" in a name went out unquoted and a spreadsheet broke the row there.
+    writer = csv.writer(buffer, lineterminator="\r\n")
 
     def flush() -> str:
         text = buffer.getvalue()
