@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from tunelab import __version__
@@ -35,11 +36,13 @@ from tunelab.api.routes import (
     studies,
     users,
 )
+from tunelab.api.security_headers import SecurityHeaders
 from tunelab.core.errors import AppError, error_payload
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
 
 API_PREFIX = "/api/v1"
+SPA_ROUTE_PATH = "/{path:path}"
 
 
 def _field_path(loc: tuple) -> str:
@@ -51,6 +54,20 @@ def _field_path(loc: tuple) -> str:
 def _validation_details(errors: Sequence[Any]) -> list[dict]:
     return [{"field": _field_path(tuple(e.get("loc", ()))), "message": e.get("msg", ""), "type": e.get("type")}
             for e in errors]
+
+
+HTTP_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(request: Request) -> str:
+    """The methods a 405's path has, for its Allow header. Starlette's names those of the first route that matched
+    the path only, and `GET /runs` and `POST /runs` are two routes; under /api, the SPA's catch-all answers nothing."""
+    path = request.url.path
+    is_api = path == "/api" or path.startswith("/api/")
+    routes = [route for route in request.app.router.routes
+              if not (is_api and isinstance(route, Route) and route.path == SPA_ROUTE_PATH)]
+    return ", ".join(method for method in HTTP_METHODS
+                     if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes))
 
 
 @asynccontextmanager
@@ -100,12 +117,13 @@ class TunelabAPI(FastAPI):
     __call__, and Starlette's error and body-limit middleware and ours, cost ~15 % of a one-point batch's CPU. The
     fast path does what they would for the requests it answers (the request id, the character check, a 500 in the
     error shape, the access log's line) and hands every other one on, through the access log when the app writes
-    one."""
+    one. Security headers are added outside Starlette's middleware, so that its 500 answers carry them too."""
 
     def __init__(self, *, access_log: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.access_log = AccessLog(super().__call__) if access_log else None
-        self._entry = MetricsIngestFastPath(self.access_log or super().__call__, self.access_log)
+        app = SecurityHeaders(super().__call__, frozenset(p for p in (self.docs_url, self.redoc_url) if p))
+        self.access_log = AccessLog(app) if access_log else None
+        self._entry = MetricsIngestFastPath(self.access_log or app, self.access_log)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["app"] = self  # as Starlette sets it, for the fast path's answers
@@ -132,9 +150,10 @@ def create_app(access_log: bool = False) -> FastAPI:
         return JSONResponse(error_payload("VALIDATION_ERROR", message, details), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
-        return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code)
+        headers = {**(exc.headers or {}), "Allow": _allowed_methods(request)} if exc.status_code == 405 else exc.headers
+        return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code, headers=headers)
 
     app.add_exception_handler(SQLAlchemyError, database_error)
     for driver_error in DRIVER_ERRORS:
@@ -175,7 +194,7 @@ def _serve_spa(app: FastAPI) -> None:
 
     dist = get_settings().frontend_dir.resolve()
 
-    @app.get("/{path:path}", include_in_schema=False)
+    @app.get(SPA_ROUTE_PATH, include_in_schema=False)
     def read_spa(path: str):
         if path == "api" or path.startswith("api/"):
             raise AppError("NOT_FOUND", f"no API route /{path}")
