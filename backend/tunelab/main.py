@@ -13,7 +13,7 @@ from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from tunelab import __version__
-from tunelab.api.access_log import AccessLog
+from tunelab.api.access_log import AccessLog, redact_uvicorn_access_log
 from tunelab.api.body_limits import BodyLimitMiddleware
 from tunelab.api.failures import DRIVER_ERRORS, app_error_response, database_error, internal_error
 from tunelab.api.ingest_fast_path import MetricsIngestFastPath
@@ -137,6 +137,8 @@ def create_app(access_log: bool = False) -> FastAPI:
     app = TunelabAPI(title="Tunelab", version=__version__, openapi_url="/api/v1/openapi.json", docs_url="/api/docs",
                      lifespan=_lifespan, telemetry={"tracing": False, "metrics": False, "logs": False},
                      access_log=access_log)
+    # `tunelab api` turns uvicorn's access log off; served by uvicorn directly, its lines name no token either.
+    redact_uvicorn_access_log()
 
     @app.exception_handler(AppError)
     async def _app_error(_: Request, exc: AppError) -> JSONResponse:

@@ -12,6 +12,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import exc as sa_exc
 
+from tunelab.api.access_log import redacted_path
 from tunelab.api.middleware import REQUEST_ID_HEADER, request_id
 from tunelab.core.errors import AppError, error_payload
 from tunelab.db.loop_connections import LoopDatabaseUnavailable
@@ -56,7 +57,8 @@ def app_error_response(exc: AppError) -> JSONResponse:
 
 async def internal_error(request: Request, exc: Exception) -> JSONResponse:
     rid = _request_id(request)
-    log.error("unexpected error (request id %s) in %s %s", rid, request.method, request.url.path, exc_info=exc)
+    log.error("unexpected error (request id %s) in %s %s", rid, request.method, redacted_path(request.url.path),
+              exc_info=exc)
     return JSONResponse(error_payload("INTERNAL_ERROR", f"unexpected error (request id {rid})", {"request_id": rid}),
                         status_code=500, headers={REQUEST_ID_HEADER: rid})
 
@@ -65,8 +67,8 @@ async def database_error(request: Request, exc: Exception) -> JSONResponse:
     if not is_database_unavailable(exc):
         return await internal_error(request, exc)
     rid = _request_id(request)
-    log.warning("database unavailable (request id %s) in %s %s: %s", rid, request.method, request.url.path,
-                str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    log.warning("database unavailable (request id %s) in %s %s: %s", rid, request.method,
+                redacted_path(request.url.path), str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     return JSONResponse(
         error_payload("DATABASE_UNAVAILABLE", f"the database is unavailable; try again in {RETRY_AFTER_S} s",
                       {"request_id": rid, "retry_after_s": RETRY_AFTER_S}),
