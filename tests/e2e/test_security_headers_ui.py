@@ -1,0 +1,72 @@
+"""The web UI in Chromium under the Content Security Policy it is served with (api/security_headers.py): the runs
+page, a run page with its chart and its PNG export, and a shared page render and work with no violation."""
+
+import uuid
+
+from tests.e2e.conftest import close_page, open_page, wait_for_points
+
+STEPS = 20
+# Every violation the page meets, whatever the directive: the browser fires this event for each one it blocks.
+COLLECT_VIOLATIONS = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation",
+  (e) => window.__cspViolations.push(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} (${e.sourceFile}:${e.lineNumber})`));
+"""
+
+
+def _watched(page):
+    """`page`, collecting CSP violations and console errors from its first script on."""
+    page.console_errors = []
+    page.on("console", lambda message: page.console_errors.append(message.text) if message.type == "error" else None)
+    page.add_init_script(COLLECT_VIOLATIONS)
+    return page
+
+
+def _assert_clean(page) -> None:
+    violations = page.evaluate("window.__cspViolations")
+    assert violations == [], f"CSP violations: {violations}"
+    assert page.console_errors == [], f"console errors: {page.console_errors}"
+
+
+def _external_run_with_points(api) -> dict:
+    created = api.post("/runs", json={"method": "lora", "model": "tunelab-tiny", "external": True,
+                                      "name": f"csp-{uuid.uuid4().hex[:8]}"})
+    assert created.status_code == 201, created.text
+    run = created.json()
+    points = [{"key": "train/loss", "step": step, "value": 2.0 / step} for step in range(1, STEPS + 1)]
+    assert api.post(f"/runs/{run['id']}/metrics", json={"points": points}).status_code == 200
+    return run
+
+
+def _export_png(page) -> None:
+    """The chart's PNG export: a canvas drawn, encoded to a blob and saved through a blob: URL."""
+    card = page.locator('.card', has=page.locator('[data-testid="chart-train/loss"]'))
+    with page.expect_download() as download:
+        card.locator('button:has-text("PNG")').click()
+    assert download.value.suggested_filename == "train-loss.png"
+
+
+def test_the_ui_works_under_its_policy_on_the_runs_run_and_shared_pages(page, browser, api_server, api):
+    run = _external_run_with_points(api)
+    _watched(page)
+
+    response = page.goto("/")
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    page.wait_for_selector(f'text={run["name"]}')
+    _assert_clean(page)  # each page's document keeps its own list
+    page.goto(f"/runs/{run['id']}")
+    wait_for_points(page, "train/loss", lambda n: n == STEPS, "the run's chart")
+    _export_png(page)
+    _assert_clean(page)
+
+    share = api.post("/shares", json={"run_ids": [run["id"]]})
+    assert share.status_code == 201, share.text
+    stranger = _watched(open_page(browser, api_server))
+    try:
+        response = stranger.goto(share.json()["url"])
+        assert response.headers["referrer-policy"] == "no-referrer" and response.headers["x-frame-options"] == "DENY"
+        wait_for_points(stranger, "train/loss", lambda n: n == STEPS, "the shared run's chart")
+        _export_png(stranger)
+        _assert_clean(stranger)
+    finally:
+        close_page(stranger, "shared-under-csp")
