@@ -23,7 +23,7 @@ def upgrade() -> None:
     sa.Column('key', sa.String(length=255), nullable=False),
     sa.Column('endpoint', sa.String(length=200), nullable=False),
     sa.Column('request_hash', sa.String(length=64), nullable=False),
-    sa.Column('resource_id', sa.Integer(), nullable=True),
+    sa.Column('resource_id', sa.Integer(), nullable=False),
     sa.Column('created_at', tunelab.db.base.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['user_id'], ['user_account.id'], name=op.f('fk_idempotency_key_user_id_user_account'),
                             ondelete='CASCADE'),

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from tests.api.teams_helpers import API, IDLE_QUEUE, error_of, team_fixture, unique
 from tests.conftest import find_bundled_dataset, wait_for
+from tunelab.core.errors import AppError
 from tunelab.db.base import utcnow
 from tunelab.db.models import IdempotencyKey, Run, Study, User
 from tunelab.db.session import make_engine
@@ -166,9 +167,10 @@ def test_the_openapi_document_declares_the_header(http):
 
 
 @pytest.mark.parametrize("database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_a_retry_sent_while_the_first_try_is_in_flight_waits_for_it_and_gets_its_run(database, request, settings):
-    """Two transactions with one key: the second waits on the key (PostgreSQL's unique index; SQLite's one writer)
-    until the first commits, then gets the first one's id without launching."""
+def test_a_retry_sent_while_the_first_try_is_in_flight_is_refused_and_then_gets_its_run(database, request, settings):
+    """Two transactions with one key: the second, sent before the first committed, waits for it on the key
+    (PostgreSQL's unique index; SQLite's one writer) and is refused with 409, its launch rolled back; sent again, it
+    gets the first one's id without launching."""
     url = request.getfixturevalue("migrated_db" if database == "sqlite" else "migrated_pg")
     engine = make_engine(url)
     try:
@@ -178,42 +180,43 @@ def test_a_retry_sent_while_the_first_try_is_in_flight_waits_for_it_and_gets_its
             setup.commit()
             user_id = user.id
         keyed_request = idempotency.keyed_request(user_id, str(uuid.uuid4()), "POST /api/v1/runs", {"name": "x"})
-        first_claimed, first_may_finish = threading.Event(), threading.Event()
         launches: list[str] = []
-        results: dict[str, idempotency.Launched] = {}
 
-        def first_launch() -> int:
-            launches.append("first")
-            first_claimed.set()
-            assert first_may_finish.wait(30)
-            return 4242
+        def launch(name: str, resource_id: int):
+            def launched() -> int:
+                launches.append(name)
+                return resource_id
+            return launched
 
-        def second_launch() -> int:
-            launches.append("second")
-            return 1
+        refused: list[str] = []
 
-        def send(name: str, launch) -> None:
+        def send_second() -> None:
             with Session(engine) as session:
-                results[name] = idempotency.launch_once(session, settings, keyed_request, launch)
-                session.commit()
+                try:
+                    idempotency.launch_once(session, settings, keyed_request, launch("second", 1))
+                except AppError as error:
+                    refused.append(error.code)
 
-        first = threading.Thread(target=send, args=("first", first_launch))
-        first.start()
-        assert first_claimed.wait(30)
-        second = threading.Thread(target=send, args=("second", second_launch))
-        second.start()
-        if database == "postgres":
-            # The second transaction is blocked on the first one's key, not merely slow to start.
-            # In autocommit: PostgreSQL keeps one view of pg_stat_activity for a whole transaction.
-            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
-                wait_for(lambda: watcher.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                                                     "current_database() AND wait_event_type = 'Lock'")), 30,
-                         message="the retry to wait on the key")
-        first_may_finish.set()
-        first.join(30)
+        with Session(engine) as first:
+            assert idempotency.launch_once(first, settings, keyed_request, launch("first", 4242)) \
+                == idempotency.Launched(4242, replayed=False)
+            second = threading.Thread(target=send_second)
+            second.start()
+            wait_for(lambda: "second" in launches, 30, message="the second request to launch")
+            if database == "postgres":
+                # The second transaction waits on the first one's key, not merely slow to start. In autocommit:
+                # PostgreSQL keeps one view of pg_stat_activity for a whole transaction.
+                with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
+                    wait_for(lambda: watcher.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                                         "current_database() AND wait_event_type = 'Lock'")), 30,
+                             message="the second request to wait on the key")
+            first.commit()
         second.join(30)
-        assert launches == ["first"]
-        assert results["first"] == idempotency.Launched(4242, replayed=False)
-        assert results["second"] == idempotency.Launched(4242, replayed=True)
+        assert refused == ["IDEMPOTENCY_KEY_IN_USE"]
+
+        with Session(engine) as retry:
+            assert idempotency.launch_once(retry, settings, keyed_request, launch("retry", 7)) \
+                == idempotency.Launched(4242, replayed=True)
+        assert launches == ["first", "second"]
     finally:
         engine.dispose()

@@ -2,21 +2,21 @@
 the same key, by the same user, to the same endpoint with the same body gets that one back instead of a second.
 
 As in the IETF draft (draft-ietf-httpapi-idempotency-key-header) and Stripe: keys are the caller's (two users may
-pick the same one), a key sent again with another body is refused (422), and keys are kept for a bounded time
-(idempotency_key_ttl_hours, then the reaper purges them). Only a launch that succeeded is remembered: the key is
-claimed in the launch's own transaction, so a refused launch (a 422) leaves no key behind and its retry is checked
-anew. A retry that arrives while the first request is still in flight waits for it on the key's unique index (one
-writer at a time on SQLite) and then gets its answer.
+pick the same one), a key sent again with another body is refused (422), a request that arrives while the first one
+with its key is still in flight is refused (409, nothing launched: sent again, it gets the first one's answer), and
+keys are kept for a bounded time (idempotency_key_ttl_hours, then the reaper purges them). The key is recorded in the
+launch's own transaction, after what it created: a refused launch (a 422) leaves no key behind, so its retry is
+checked anew, and on SQLite the database's one write lock is not held while the launch is checked.
 """
 
 import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -59,11 +59,11 @@ def launch_once(session: Session, settings: Settings, request: KeyedRequest | No
     already did: then that one's id. Without a key every call launches."""
     if request is None:
         return Launched(launch(), replayed=False)
-    earlier = _claim(session, settings, request)
+    earlier = _earlier(session, settings, request)
     if earlier is not None:
         return Launched(earlier, replayed=True)
     resource_id = launch()
-    session.execute(update(table).where(_of(request)).values(resource_id=resource_id))
+    _remember(session, settings, request, resource_id)
     return Launched(resource_id, replayed=False)
 
 
@@ -71,35 +71,40 @@ def _of(request: KeyedRequest) -> Any:
     return (table.c.user_id == request.user_id) & (table.c.key == request.key)
 
 
-def _claim(session: Session, settings: Settings, request: KeyedRequest) -> int | None:
-    """Take the key for this request (None), or the id of what the request that took it first created."""
-    cutoff = utcnow() - timedelta(hours=settings.idempotency_key_ttl_hours)
-    # A key past its time is forgotten here already, not only at the reaper's next purge.
-    session.execute(delete(table).where(_of(request), table.c.created_at < cutoff))
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    claim = insert(table).values(user_id=request.user_id, key=request.key, endpoint=request.endpoint,
-                                 request_hash=request.request_hash, created_at=utcnow())
-    claimed = session.execute(claim.on_conflict_do_nothing(index_elements=["user_id", "key"]).returning(table.c.id))
-    if claimed.scalar_one_or_none() is not None:
-        return None
-    # Taken. When the first request was still in flight, the insert above waited for its commit (PostgreSQL's unique
-    # index; SQLite lets one writer in at a time), so its row and what it created are both visible now.
+def _cutoff(settings: Settings) -> datetime:
+    return utcnow() - timedelta(hours=settings.idempotency_key_ttl_hours)
+
+
+def _earlier(session: Session, settings: Settings, request: KeyedRequest) -> int | None:
+    """What the first request with this key created; None when the key is new (or past its time)."""
     earlier = session.execute(select(table.c.endpoint, table.c.request_hash, table.c.resource_id)
-                              .where(_of(request))).one_or_none()
-    if earlier is not None and earlier.request_hash != request.request_hash:
+                              .where(_of(request), table.c.created_at >= _cutoff(settings))).one_or_none()
+    if earlier is None:
+        return None
+    if earlier.request_hash != request.request_hash:
         message = (f"already used for {earlier.endpoint} with another body; a new launch needs a new key (a retry "
                    "sends the first one's body again)")
         raise AppError("IDEMPOTENCY_KEY_REUSED", f"{HEADER}: {message}",
                        {"field": HEADER, "message": message, "first_used_for": earlier.endpoint})
-    if earlier is None or earlier.resource_id is None:
-        # Neither is seen when the database isolates as PostgreSQL's READ COMMITTED and SQLite do (the claim and what
-        # it created commit together, and an expired key was removed above); the IETF draft's answer otherwise.
-        raise AppError("IDEMPOTENCY_KEY_IN_USE", f"{HEADER}: a request with this key is still being processed; "
-                       "retry it shortly", {"field": HEADER})
     return int(earlier.resource_id)
+
+
+def _remember(session: Session, settings: Settings, request: KeyedRequest, resource_id: int) -> None:
+    # A key past its time is forgotten here already, not only at the reaper's next purge.
+    session.execute(delete(table).where(_of(request), table.c.created_at < _cutoff(settings)))
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    remembered = session.execute(
+        insert(table).values(user_id=request.user_id, key=request.key, endpoint=request.endpoint,
+                             request_hash=request.request_hash, resource_id=resource_id, created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["user_id", "key"]).returning(table.c.id)).scalar_one_or_none()
+    if remembered is None:
+        # Another request with this key committed while this one launched (on PostgreSQL the insert waited for it):
+        # this launch is rolled back with the transaction, and the retry gets the other one's answer.
+        raise AppError("IDEMPOTENCY_KEY_IN_USE", f"{HEADER}: another request with this key was being processed at "
+                       "the same time; nothing was launched by this one: send it again to get the other's answer",
+                       {"field": HEADER})
 
 
 def purge_expired(session: Session, settings: Settings) -> int:
     """Forget the keys older than idempotency_key_ttl_hours; how many went."""
-    cutoff = utcnow() - timedelta(hours=settings.idempotency_key_ttl_hours)
-    return rowcount(session.execute(delete(table).where(table.c.created_at < cutoff)))
+    return rowcount(session.execute(delete(table).where(table.c.created_at < _cutoff(settings))))

@@ -18,7 +18,5 @@ class IdempotencyKey(Base):
     key: Mapped[str] = mapped_column(String(255))
     endpoint: Mapped[str] = mapped_column(String(200))  # "POST /api/v1/runs/12/clone"
     request_hash: Mapped[str] = mapped_column(String(64))  # sha256 of the endpoint and the validated body
-    # The run or study the first request created. Set in the transaction that claimed the key, so no other
-    # transaction sees it empty: the claim and what it created are committed together.
-    resource_id: Mapped[int | None] = mapped_column(Integer)
+    resource_id: Mapped[int] = mapped_column(Integer)  # the run or study the first request created
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
