@@ -1,22 +1,49 @@
-"""Where the SDK and the CLI find the server and the token.
+"""Where the SDK and the CLI find the server and the token, and how long they wait for it.
 
 An explicit argument wins, then TUNELAB_URL / TUNELAB_TOKEN, then the file `tunelab login` writes
-(TUNELAB_CONFIG, default $XDG_CONFIG_HOME/tunelab/config.json), then the embedded server's address.
+(TUNELAB_CONFIG, default $XDG_CONFIG_HOME/tunelab/config.json), then the embedded server's address. The timeouts:
+an explicit argument, then TUNELAB_CONNECT_TIMEOUT_S / TUNELAB_READ_TIMEOUT_S, then the defaults below.
 Imports nothing heavy: the SDK must load in a notebook without torch.
 """
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+# A server that does not take the connection within seconds is not there; one that took it may be busy for a while
+# before it answers (a launch under load), and answering late is not being unreachable.
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_READ_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
 class ClientConfig:
     url: str
     token: str | None
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S  # to open a connection
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S  # for the answer once the request is sent
+
+
+def _seconds(explicit: float | None, variable: str, default: float) -> float:
+    raw = os.environ.get(variable) if explicit is None else explicit
+    if raw is None:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{variable}: a number of seconds above 0, not {raw!r}")
+    return seconds
+
+
+def client_timeouts(connect_timeout_s: float | None = None, read_timeout_s: float | None = None) -> tuple[float, float]:
+    """(connect, read) seconds: the arguments, else the environment, else the defaults; ValueError naming a bad one."""
+    return (_seconds(connect_timeout_s, "TUNELAB_CONNECT_TIMEOUT_S", DEFAULT_CONNECT_TIMEOUT_S),
+            _seconds(read_timeout_s, "TUNELAB_READ_TIMEOUT_S", DEFAULT_READ_TIMEOUT_S))
 
 
 def config_path() -> Path:
@@ -37,11 +64,14 @@ def _saved() -> dict[str, str]:
     return {k: v for k, v in saved.items() if isinstance(v, str)} if isinstance(saved, dict) else {}
 
 
-def load_client_config(url: str | None = None, token: str | None = None) -> ClientConfig:
+def load_client_config(url: str | None = None, token: str | None = None, connect_timeout_s: float | None = None,
+                       read_timeout_s: float | None = None) -> ClientConfig:
+    connect, read = client_timeouts(connect_timeout_s, read_timeout_s)
     saved = _saved()
     resolved_url = url or os.environ.get("TUNELAB_URL") or saved.get("url") or DEFAULT_URL
     resolved_token = token or os.environ.get("TUNELAB_TOKEN") or saved.get("token")
-    return ClientConfig(url=resolved_url.rstrip("/"), token=resolved_token or None)
+    return ClientConfig(url=resolved_url.rstrip("/"), token=resolved_token or None, connect_timeout_s=connect,
+                        read_timeout_s=read)
 
 
 def make_private_folder(folder: Path) -> None:

@@ -7,7 +7,9 @@
 
 What users of W&B and MLflow expect, and what this does:
 - `init` needs the server: it retries an unreachable server for `TUNELAB_INIT_TIMEOUT_S` (default 30 s), then raises
-  `ServerUnreachable` (as `mlflow.start_run` does); a refused token or project raises `TunelabError` at once.
+  `ServerUnreachable` (as `mlflow.start_run` does); a refused token or project raises `TunelabError` at once. The run
+  is created under an Idempotency-Key, and sent again with it when the answer does not come back in time
+  (`TUNELAB_READ_TIMEOUT_S`), so a slow server never gets a run twice; after the last try it raises `ServerTimeout`.
 - After `init`, the server may go away: `log()` only queues (never blocks, never raises); a background thread sends
   batches at most a second apart and spools to a local JSONL file while the server is unreachable
   (TUNELAB_SPOOL_DIR, default `spool/` beside the config file), delivering it when the server answers again.
@@ -25,6 +27,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -33,7 +36,7 @@ from typing import Any
 import httpx
 
 from tunelab.client.config import ClientConfig, config_path, load_client_config
-from tunelab.client.http import ApiClient, ServerUnreachable, TunelabError
+from tunelab.client.http import ApiClient, NoAnswer, ServerUnreachable, TunelabError
 from tunelab.client.params import bounded_params
 from tunelab.client.sender import PointSender
 
@@ -151,7 +154,7 @@ class Run:
             try:
                 self.status = self.api.post(f"/runs/{self.id}/finish", json=body)["status"]
                 return
-            except ServerUnreachable as error:
+            except NoAnswer as error:
                 if time.monotonic() + backoff > deadline:
                     log.warning("tunelab: could not finish run %d (%s); it stays running on the server", self.id,
                                 error.message)
@@ -221,7 +224,7 @@ def init(project: int | str | None = None, name: str | None = None, config: Mapp
     TUNELAB_URL/TUNELAB_TOKEN, then the file `tunelab login` writes.
     """
     resolved: ClientConfig = load_client_config(url, token)
-    api = ApiClient(resolved, timeout=30.0)
+    api = ApiClient(resolved)
     timeout_s = _seconds_from_env("TUNELAB_INIT_TIMEOUT_S", 30.0)
     try:
         if run_id is not None:
@@ -241,7 +244,8 @@ def init(project: int | str | None = None, name: str | None = None, config: Mapp
             body["objective"] = objective
         if project_id is not None:
             body["project_id"] = project_id
-        created = _with_retries(lambda: api.post("/runs", json=body), timeout_s)
+        idempotency_key = str(uuid.uuid4())  # one for every try: the server creates the run once
+        created = _with_retries(lambda: api.launch("/runs", body, idempotency_key), timeout_s)
     except BaseException:
         api.close()
         raise

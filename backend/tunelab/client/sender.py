@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tunelab.client.config import open_private
-from tunelab.client.http import ApiClient, ServerUnreachable, TunelabError
+from tunelab.client.http import ApiClient, NoAnswer, TunelabError
 
 log = logging.getLogger("tunelab.client")
 
@@ -38,7 +38,7 @@ def _json_number(value: float) -> float | str:
 
 def _retryable(error: TunelabError) -> bool:
     """Unreachable, overloaded or restarting: worth sending again. A 4xx will be refused again."""
-    return isinstance(error, ServerUnreachable) or error.status is None or error.status >= 500 or error.status == 429
+    return isinstance(error, NoAnswer) or error.status is None or error.status >= 500 or error.status == 429
 
 
 class PointSender:

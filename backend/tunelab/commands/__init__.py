@@ -10,6 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 RUN_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+IDEMPOTENCY_KEY_HELP = ("send the launch under this key (default: a new one, named in a timeout's error): the same "
+                        "key again within 24 h gets the run it created instead of a second one")
 
 
 def _verb(target: str) -> Callable[[argparse.Namespace], None]:
@@ -65,6 +67,7 @@ def add_client_commands(sub: Any) -> None:
     launch.add_argument("--name", help="run name (default <method>-<model>-<n>)")
     launch.add_argument("--queue", help="a training queue the server declares (GET /queues; default the server's)")
     launch.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method param; repeat")
+    launch.add_argument("--idempotency-key", metavar="KEY", help=IDEMPOTENCY_KEY_HELP)
 
     _parser(verbs, "watch", "follow a run live (progress bar, last losses) until it finishes; exits 0 when it "
             "succeeds, 1 when it fails, 2 when it is canceled", "runs:watch_run", common,
@@ -83,6 +86,7 @@ def add_client_commands(sub: Any) -> None:
     clone.add_argument("--name")
     clone.add_argument("--queue", help="a training queue the server declares (GET /queues; default the run's)")
     clone.add_argument("--param", action="append", metavar="NAME=VALUE", help="a param to change; repeat")
+    clone.add_argument("--idempotency-key", metavar="KEY", help=IDEMPOTENCY_KEY_HELP)
 
     datasets = sub.add_parser("datasets", help="upload datasets to a server")
     dataset_verbs = datasets.add_subparsers(dest="datasets_command", required=True)

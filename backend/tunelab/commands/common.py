@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.markup import escape
 
-from tunelab.client.config import load_client_config
+from tunelab.client.config import client_timeouts, load_client_config
 from tunelab.client.http import ApiClient, TunelabError
 from tunelab.commands.options import ExitCode
 
@@ -32,6 +32,8 @@ def usage_error(field: str, message: str) -> CommandError:
 
 
 def exit_code_for(error: TunelabError) -> ExitCode:
+    if error.code == "SERVER_TIMEOUT":
+        return ExitCode.TIMEOUT
     if error.code == "SERVER_UNREACHABLE" or error.status == 503:
         return ExitCode.UNREACHABLE
     if error.status in (401, 403):
@@ -57,10 +59,20 @@ class Context:
         return bool(getattr(self.args, "json", False))
 
     @property
+    def timeouts(self) -> tuple[float, float]:
+        """(connect, read) seconds: the flags, else TUNELAB_CONNECT_TIMEOUT_S / TUNELAB_READ_TIMEOUT_S, else defaults."""
+        try:
+            return client_timeouts(getattr(self.args, "connect_timeout", None), getattr(self.args, "read_timeout", None))
+        except ValueError as error:  # the message names the variable
+            raise CommandError(ExitCode.USAGE, "VALIDATION_ERROR", str(error)) from None
+
+    @property
     def client(self) -> ApiClient:
         if self._client is None:
+            connect_timeout_s, read_timeout_s = self.timeouts
             try:
-                config = load_client_config(getattr(self.args, "url", None), getattr(self.args, "token", None))
+                config = load_client_config(getattr(self.args, "url", None), getattr(self.args, "token", None),
+                                            connect_timeout_s, read_timeout_s)
             except ValueError as error:  # the config file is not one; the message says which and what to do
                 raise CommandError(ExitCode.USAGE, "VALIDATION_ERROR", str(error)) from None
             if not config.token:

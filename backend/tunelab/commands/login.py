@@ -26,7 +26,8 @@ def login(ctx: Context) -> None:
     if not token:
         raise CommandError(ExitCode.USAGE, "VALIDATION_ERROR", "--token: required (none given or typed)",
                            {"field": "token"})
-    with ApiClient(ClientConfig(url=url, token=token)) as client:
+    connect_timeout_s, read_timeout_s = ctx.timeouts
+    with ApiClient(ClientConfig(url, token, connect_timeout_s, read_timeout_s)) as client:
         me = client.get("/auth/me")
     path = save_login(url, token)
     user = me["user"]

@@ -3,6 +3,7 @@ nothing."""
 
 import argparse
 import json
+import math
 import sys
 from enum import IntEnum
 from typing import NoReturn
@@ -14,7 +15,8 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad flags, file or params (argparse's own code too; the server's 400 and 422)
     NOT_FOUND = 3
     AUTH = 4  # no token, a token the server refuses (401), or not allowed (403)
-    UNREACHABLE = 5  # no answer from the server, or it answered that a part it needs is down (503)
+    UNREACHABLE = 5  # no connection to the server, or it answered that a part it needs is down (503)
+    TIMEOUT = 6  # the server took the request but did not answer within the read timeout: up, and busy
 
 
 EXIT_CODES_HELP = """exit codes:
@@ -24,7 +26,11 @@ EXIT_CODES_HELP = """exit codes:
      canceled
   3  not found (the run, dataset or project)
   4  authentication: no token, a token the server refuses, or not allowed
-  5  server unreachable (or it answered 503: its database or queue is down)
+  5  server unreachable: no connection within the connect timeout (or it answered 503: its database or queue is
+     down)
+  6  the server took the request but did not answer within the read timeout (--read-timeout): it is up, and busy.
+     A launch or clone may have been made: run it again with the --idempotency-key the error names, to get that run
+     instead of a second one
 with --json, the answer is one JSON document on stdout, an error too: {"error": {"code", "message", "details"}}"""
 
 
@@ -34,7 +40,22 @@ def client_options() -> argparse.ArgumentParser:
     options.add_argument("--json", action="store_true", help="print one JSON document (machine-readable)")
     options.add_argument("--url", help="the server (default: TUNELAB_URL, then the one `tunelab login` saved)")
     options.add_argument("--token", help="an API token (default: TUNELAB_TOKEN, then the one `tunelab login` saved)")
+    options.add_argument("--connect-timeout", type=_seconds, metavar="SECONDS",
+                         help="longest wait for a connection (default: TUNELAB_CONNECT_TIMEOUT_S, else 10)")
+    options.add_argument("--read-timeout", type=_seconds, metavar="SECONDS",
+                         help="longest wait for the server's answer once connected (default: TUNELAB_READ_TIMEOUT_S, "
+                         "else 60)")
     return options
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
+    return seconds
 
 
 class ArgumentParser(argparse.ArgumentParser):

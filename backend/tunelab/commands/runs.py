@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from tunelab.client.http import ApiClient, ServerUnreachable
+from tunelab.client.http import ApiClient, NoAnswer
 from tunelab.commands import launch_spec, lookup
 from tunelab.commands.common import CommandError, Context, ExitCode, usage_error
 
@@ -94,7 +94,7 @@ def launch_run(ctx: Context) -> None:
             "dataset": lookup.dataset_id(client, checked["dataset"], project), "params": checked["params"],
             **{key: checked[key] for key in ("name", "queue") if checked.get(key) is not None},
             **({"project_id": project} if project is not None else {})}
-    run = client.post("/runs", json=body)
+    run = client.launch("/runs", body, args.idempotency_key)
     ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({escape(run['name'])}) {_status(run['status'])} on queue "
                                         f"{run['queue']}: `tunelab runs watch {run['id']}`"))
 
@@ -140,7 +140,7 @@ def watch_run(ctx: Context) -> int:
                 if not ended:
                     # Closed without an end (the API restarting, or the run deleted: then this read is a 404).
                     run = client.get(f"/runs/{run_id}")
-            except ServerUnreachable:
+            except NoAnswer:
                 unreachable_since = unreachable_since or time.monotonic()
                 if time.monotonic() - unreachable_since > RECONNECT_FOR_S:
                     raise
@@ -209,6 +209,6 @@ def clone_run(ctx: Context) -> None:
     params = launch_spec.check(spec, client.get("/methods"))["params"]
     _check_queue(client, args.queue or None, "--queue")
     body = {"params": params, **{key: value for key, value in (("name", args.name), ("queue", args.queue)) if value}}
-    run = client.post(f"/runs/{args.run_id}/clone", json=body)
+    run = client.launch(f"/runs/{args.run_id}/clone", body, args.idempotency_key)
     ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({escape(run['name'])}) cloned from {args.run_id}, "
                                         f"{_status(run['status'])}"))
