@@ -87,7 +87,8 @@ $(BENCH_INSTALLED):
 	touch $@
 
 ## Print the benchmark figures: metrics ingest and reads with MLflow started beside Tunelab (SQLite, then
-## PostgreSQL), the live path (200 SSE viewers), the web UI in Chromium, the queue.
+## PostgreSQL), the live path (200 SSE viewers), the web UI in Chromium, the queue, /health while oversized bodies
+## are refused.
 bench: $(INSTALLED) test-deps $(FRONTEND_BUILT) $(BENCH_INSTALLED)
 	$(BIN)/python scripts/bench_metrics.py --backend both
 	$(BIN)/python scripts/bench_live.py --backend sqlite
@@ -95,6 +96,7 @@ bench: $(INSTALLED) test-deps $(FRONTEND_BUILT) $(BENCH_INSTALLED)
 	$(BIN)/python scripts/bench_live.py --backend postgres --api-workers 2
 	$(BIN)/python scripts/bench_ui.py
 	$(BIN)/python scripts/bench_queue.py
+	$(BIN)/python scripts/bench_body_limits.py --backend postgres
 
 clean:
 	rm -rf var .pytest_cache test-artifacts
