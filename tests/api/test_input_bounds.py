@@ -109,3 +109,15 @@ def test_an_external_runs_seed_is_its_reported_one(admin, params, seed):
                                                "params": params})
     assert response.status_code == 201, response.text
     assert response.json()["seed"] == seed
+
+
+def test_a_playground_event_id_past_a_redis_stream_id_is_422_naming_it(admin):
+    """20 digits spell more than a stream id's 64 bits, which XREAD refused inside a stream already answered 200."""
+    events = f"{API}/playground/{'0' * 24}/events"
+    too_big = f"{2**64}-0"
+    error = error_of(admin.get(events, params={"after": too_big}), 422, "VALIDATION_ERROR")
+    assert [detail["field"] for detail in error["details"]] == ["after"], error
+    error = error_of(admin.get(events, headers={"Last-Event-ID": f"0-{2**64}"}), 422, "VALIDATION_ERROR")
+    assert [detail["field"] for detail in error["details"]] == ["last-event-id"], error
+    # The largest id is one: this request does not exist, which is what the caller is told.
+    error_of(admin.get(events, params={"after": f"{2**64 - 1}-{2**64 - 1}"}), 404)

@@ -2,6 +2,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, status
 from fastapi.responses import StreamingResponse
+from pydantic import AfterValidator
 
 from tunelab.api.deps import GenerationBrokerDep, SessionDep, SettingsDep
 from tunelab.api.policies import RunReader, UserDep
@@ -12,7 +13,17 @@ from tunelab.services import playground
 router = APIRouter(tags=["playground"])
 
 RequestId = Annotated[str, Path(pattern=r"^[0-9a-f]{24}$", description="A playground request's id")]
-StreamEntryId = Annotated[str | None, Header(pattern=r"^\d{1,20}-\d{1,20}$", description="Resume after this event")]
+# A Redis stream entry id is two unsigned 64-bit numbers: 20 digits also spell more, which XREAD refuses mid-stream.
+MAX_STREAM_ID_PART = 2**64 - 1
+
+
+def _stream_entry_id(value: str | None) -> str | None:
+    if value is not None and any(int(part) > MAX_STREAM_ID_PART for part in value.split("-")):
+        raise ValueError(f"each part of an event id is at most {MAX_STREAM_ID_PART}")
+    return value
+
+
+StreamEntryId = Annotated[str | None, AfterValidator(_stream_entry_id)]
 
 
 @router.post("/playground", response_model=PlaygroundPublic, status_code=status.HTTP_202_ACCEPTED,
@@ -28,8 +39,17 @@ def create_playground_request(body: PlaygroundCreate, session: SessionDep, setti
     return playground.create_request(session, settings, principal, body, broker)
 
 
-def _check_stream_reader(request_id: RequestId, session: SessionDep, settings: SettingsDep, principal: UserDep) -> None:
+def _stream_reader_resume(
+    request_id: RequestId, session: SessionDep, settings: SettingsDep, principal: UserDep,
+    last_event_id: Annotated[StreamEntryId, Header(pattern=r"^\d{1,20}-\d{1,20}$",
+                                                   description="Resume after this event")] = None,
+    after: Annotated[StreamEntryId, Query(pattern=r"^\d{1,20}-\d{1,20}$",
+                                          description="Same as Last-Event-ID, for clients that cannot set it")] = None,
+) -> str | None:
+    """The event to resume after, once the caller may read the stream. The ids are checked here, with the caller,
+    so that a bad one is a 422 naming it rather than an error inside a stream already answered 200."""
     playground.check_reader(session, settings, principal, request_id)
+    return last_event_id or after
 
 
 @router.get("/playground/{request_id}/events",
@@ -37,15 +57,12 @@ def _check_stream_reader(request_id: RequestId, session: SessionDep, settings: S
 async def read_playground_events(
     request_id: RequestId,
     settings: SettingsDep,
-    _: Annotated[None, Depends(_check_stream_reader)],
-    last_event_id: StreamEntryId = None,
-    after: Annotated[str | None, Query(pattern=r"^\d{1,20}-\d{1,20}$",
-                                       description="Same as Last-Event-ID, for clients that cannot set it")] = None,
+    resume_after: Annotated[str | None, Depends(_stream_reader_resume)],
 ) -> StreamingResponse:
     """Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot, turn
     (the request's place in the order the inference workers serve requests)}, `token` {slot, text}, `done` {slot,
     text, token_count, first_token_s, total_s}, `failed` {slot, message}, then `end`."""
-    stream = playground.stream_events(settings, request_id, last_event_id or after)
+    stream = playground.stream_events(settings, request_id, resume_after)
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
