@@ -3,6 +3,7 @@ page, a run page with its chart and its PNG export, and a shared page render and
 
 import uuid
 
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
 from tests.e2e.conftest import close_page, open_page, wait_for_points
 
 STEPS = 20
@@ -70,3 +71,23 @@ def test_the_ui_works_under_its_policy_on_the_runs_run_and_shared_pages(page, br
         _assert_clean(stranger)
     finally:
         close_page(stranger, "shared-under-csp")
+
+
+def test_signing_in_through_the_form_works_under_the_policy(browser, api_server, admin_token):
+    """The sign-in form posts to a public route that refuses another site's Origin (login CSRF): the page's
+    `Referrer-Policy: no-referrer` must not make the browser send `Origin: null` instead of its own."""
+    page = _watched(open_page(browser, api_server))
+    try:
+        page.goto("/sign-in")
+        page.fill('input[type="email"]', ADMIN_EMAIL)
+        page.fill('input[type="password"]', ADMIN_PASSWORD)
+        answers = []
+        page.on("response", lambda response: answers.append(response.status)
+                if response.url.endswith("/api/v1/auth/sign-in") else None)
+        page.click('button[type="submit"]')
+        # Verifying the password takes a second or more on a busy machine; a refusal would leave the form shown.
+        page.wait_for_url(f"{api_server}/", timeout=120_000)
+        assert answers == [200]
+        _assert_clean(page)
+    finally:
+        close_page(page, "sign-in-under-csp")
