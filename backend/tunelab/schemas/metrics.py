@@ -64,8 +64,8 @@ _points_unread = msgspec.json.Decoder(_PointsUnread)
 
 
 def count_points(body: bytes) -> int | None:
-    """How many points a batch's body holds, from a decode that keeps each point as its raw bytes (~15x cheaper than
-    validating it: ~10 ms for 100,000 points); None for a body that is not a batch, which MetricBatchIn refuses."""
+    """How many points a batch's body holds, from a decode that keeps each point as its raw bytes (~25 times cheaper
+    than validating them); None for a body that is not a batch, which MetricBatchIn refuses."""
     try:
         return len(_points_unread.decode(body).points)
     except (msgspec.DecodeError, RecursionError):

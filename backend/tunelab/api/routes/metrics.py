@@ -80,7 +80,6 @@ def batch_points(batch: MetricBatchIn) -> list[MetricPoint]:
             for point in batch.points]
 
 
-# Requests of a caller and run the process remembers are answered by api/ingest_fast_path.py instead, as this would.
 def _validated_batch(body: bytes) -> MetricBatchIn:
     """The batch in `body`, or the 422 naming what is wrong. A batch over MAX_POINTS_PER_BATCH is refused from a count
     of its points before any is validated (validating a million took 18 s). The characters no column can hold are
@@ -99,6 +98,7 @@ def _validated_batch(body: bytes) -> MetricBatchIn:
         raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
 
 
+# Requests of a caller and run the process remembers are answered by api/ingest_fast_path.py instead, as this would.
 @router.post(
     "/runs/{run_id}/metrics",
     response_model=MetricBatchPublic,
