@@ -146,6 +146,12 @@ def test_cancel_then_resume_from_the_run_page(page, api, worker, sample_dataset)
 
 def test_launch_form_shows_the_estimate_as_the_parameters_change(page, worker, settings):
     page.goto("/runs/new")
+    # Only the declared training queues, each with the workers seen on it; no free text.
+    page.wait_for_selector('[name="queue"] option', state="attached")
+    queues = page.eval_on_selector_all('[name="queue"] option', "options => options.map(o => o.textContent)")
+    assert [label.split(" · ")[0] for label in queues] == settings.run_queue_list
+    assert all("worker" in label for label in queues) and f"{settings.default_queue} · " in queues[0]
+    assert page.input_value('[name="queue"]') == settings.default_queue and not page.locator("input[name=queue]").count()
     page.select_option('[name="method"]', "lora")
     page.select_option('[name="model"]', "tunelab-tiny")
     total = page.wait_for_selector('[data-testid="estimate-total"]')

@@ -369,8 +369,10 @@ export interface paths {
          * Create Playground Request
          * @description One prompt (or a dataset row) to the runs' base model and each run, generated on an inference worker (queue
          *     `infer`) with the chat template each run trained with. Editors of the project only. 409 when a run has not
-         *     succeeded or saved no weights, 422 when the runs have different base models; both name the run ids. Read the
-         *     completions, token by token, from `events_url`.
+         *     succeeded or saved no weights, 422 when the runs have different base models; both name the run ids. 429
+         *     (RATE_LIMITED, with Retry-After) past the caller's share: `playground_max_in_flight` requests waiting or
+         *     generating, `playground_max_per_minute` sent within a minute. Waiting requests are served round-robin between
+         *     users. Read the completions, token by token, from `events_url`.
          */
         post: operations["create_playground_request_api_v1_playground_post"];
         delete?: never;
@@ -388,9 +390,9 @@ export interface paths {
         };
         /**
          * Read Playground Events
-         * @description Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot},
-         *     `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, then
-         *     `end`.
+         * @description Server-Sent Events of one request, from its first token whenever the client connects: `started` {slot, turn
+         *     (the request's place in the order the inference workers serve requests)}, `token` {slot, text}, `done` {slot,
+         *     text, token_count, first_token_s, total_s}, `failed` {slot, message}, then `end`.
          */
         get: operations["read_playground_events_api_v1_playground__request_id__events_get"];
         put?: never;
@@ -520,6 +522,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Queues
+         * @description The training queues a run may be sent to, in the declared order, each with the workers seen on it now. Any
+         *     other queue is refused at launch (422 naming `queue`); the inference queue is never one of them.
+         */
+        get: operations["read_queues_api_v1_queues_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs": {
         parameters: {
             query?: never;
@@ -533,7 +556,7 @@ export interface paths {
         /**
          * Create Run
          * @description Queue a run. It is sent to a worker once committed; with the broker (Redis) down it stays queued and is sent
-         *     as soon as the broker is back.
+         *     as soon as the broker is back. With an Idempotency-Key, a retry gets this run back instead of a second one.
          */
         post: operations["create_run_api_v1_runs_post"];
         delete?: never;
@@ -692,7 +715,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Clone Run */
+        /**
+         * Clone Run
+         * @description Queue a copy of the run, params overridden by the body's; with an Idempotency-Key, a retry gets this copy
+         *     back instead of a second one.
+         */
         post: operations["clone_run_api_v1_runs__run_id__clone_post"];
         delete?: never;
         options?: never;
@@ -799,8 +826,8 @@ export interface paths {
         /**
          * Create Run Metrics
          * @description Batch ingest into an external run (409 for a run Tunelab trains), idempotent on (run, key, step). The hot path
-         *     of external logging: the body is validated straight from its bytes (no intermediate Python dicts), and the
-         *     database work runs off the event loop.
+         *     of external logging: the body (up to TUNELAB_METRICS_BODY_MAX_BYTES, else 413) is validated straight from its
+         *     bytes (no intermediate Python dicts), and that and the database work run off the event loop.
          */
         post: operations["create_run_metrics_api_v1_runs__run_id__metrics_post"];
         delete?: never;
@@ -842,7 +869,8 @@ export interface paths {
         /**
          * Resume Run
          * @description Queue a failed or canceled run again; it continues from its newest checkpoint (`checkpoint_step`), or from
-         *     the start when it saved none. It stays the same run: metrics and artifacts carry on.
+         *     the start when it saved none. It stays the same run: metrics and artifacts carry on. A run whose queue the
+         *     server no longer declares is refused (422): clone it onto a declared queue.
          */
         post: operations["resume_run_api_v1_runs__run_id__resume_post"];
         delete?: never;
@@ -945,7 +973,8 @@ export interface paths {
         /**
          * Create Study
          * @description Launch one run per method × grid cell × seed with the same budget. Every run's config is checked first: one
-         *     bad combination is a 422 naming it, and nothing is created.
+         *     bad combination is a 422 naming it, and nothing is created. With an Idempotency-Key, a retry gets this study
+         *     back instead of a second one.
          */
         post: operations["create_study_api_v1_studies_post"];
         delete?: never;
@@ -989,7 +1018,8 @@ export interface paths {
         put?: never;
         /**
          * Clone Study
-         * @description A new study with the same spec, its runs launched anew.
+         * @description A new study with the same spec, its runs launched anew; with an Idempotency-Key, a retry gets this clone back
+         *     instead of a second one.
          */
         post: operations["clone_study_api_v1_studies__study_id__clone_post"];
         delete?: never;
@@ -1009,7 +1039,8 @@ export interface paths {
         put?: never;
         /**
          * Extend Study
-         * @description More methods, grid values or seeds, trained with the study's budget.
+         * @description More methods, grid values or seeds, trained with the study's budget; with an Idempotency-Key, a retry does
+         *     not launch them twice.
          */
         post: operations["extend_study_api_v1_studies__study_id__runs_post"];
         delete?: never;
@@ -2095,6 +2126,31 @@ export interface components {
             /** Worker */
             worker: string;
         };
+        /** QueuePublic */
+        QueuePublic: {
+            /**
+             * Default
+             * @description The queue a run goes to when its request names none
+             */
+            default: boolean;
+            /** Name */
+            name: string;
+            /**
+             * Workers
+             * @description Workers seen consuming it now; null when Redis cannot say
+             */
+            workers: number | null;
+        };
+        /**
+         * QueuesPublic
+         * @description The training queues this server declares (TUNELAB_RUN_QUEUES): a run, a clone or a study names one of them.
+         */
+        QueuesPublic: {
+            /** Count */
+            count: number;
+            /** Data */
+            data: components["schemas"]["QueuePublic"][];
+        };
         /**
          * RenderedRow
          * @description One row as the model sees it. Instruction and preference rows have a prompt and a completion (preference
@@ -2139,7 +2195,10 @@ export interface components {
             params?: {
                 [key: string]: unknown;
             };
-            /** Queue */
+            /**
+             * Queue
+             * @description A training queue the server declares (GET /queues); default the source run's
+             */
             queue?: string | null;
         };
         /** RunCreate */
@@ -2190,7 +2249,7 @@ export interface components {
             project_id?: number | null;
             /**
              * Queue
-             * @description Worker queue (cpu, gpu, …); default from settings
+             * @description A training queue the server declares (GET /queues); default the server's default queue
              */
             queue?: string | null;
         };
@@ -2336,7 +2395,10 @@ export interface components {
              * @description Step of the newest checkpoint: where a resume continues from
              */
             checkpoint_step: number | null;
-            /** Config */
+            /**
+             * Config
+             * @description The resolved config: objective, method, model, dataset (id, name, format, content hash, rows), params and the base's identity; never a server path
+             */
             config: {
                 [key: string]: unknown;
             };
@@ -2718,7 +2780,8 @@ export interface components {
         };
         /**
          * SharedViewPublic
-         * @description What a link's holder learns about the link: enough to render the shared page.
+         * @description What a link's holder learns about the link: enough to render the shared page, and nothing about who made it
+         *     (a link travels further than its project: its holders are told the project and the title, not an email).
          */
         SharedViewPublic: {
             /** Allow Downloads */
@@ -2734,8 +2797,6 @@ export interface components {
             project_name: string;
             /** Run Ids */
             run_ids: number[];
-            /** Shared By */
-            shared_by: string | null;
             /**
              * Study Id
              * @description The study a study link shows (GET /studies/{study_id})
@@ -2871,7 +2932,7 @@ export interface components {
             project_id?: number | null;
             /**
              * Queue
-             * @description Worker queue; default from settings
+             * @description A training queue the server declares (GET /queues); default the server's default queue
              */
             queue?: string | null;
             /**
@@ -2913,7 +2974,7 @@ export interface components {
             created_at: string;
             /**
              * Created By
-             * @description Email of who launched it
+             * @description Email of who launched it; null to a share link's holders
              */
             created_by: string | null;
             /** Id */
@@ -2995,7 +3056,7 @@ export interface components {
             };
             /**
              * Queue
-             * @description Worker queue; default from settings
+             * @description A training queue the server declares (GET /queues); default the server's default queue
              */
             queue?: string | null;
             /**
@@ -4154,6 +4215,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Service Unavailable */
             503: {
                 headers: {
@@ -4897,6 +4967,35 @@ export interface operations {
             };
         };
     };
+    read_queues_api_v1_queues_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuesPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     read_runs_api_v1_runs_get: {
         parameters: {
             query?: {
@@ -4977,7 +5076,10 @@ export interface operations {
     create_run_api_v1_runs_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4990,6 +5092,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5016,6 +5120,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5620,7 +5733,10 @@ export interface operations {
     clone_run_api_v1_runs__run_id__clone_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description An id, 1 to 2^31-1 */
                 run_id: number;
@@ -5636,6 +5752,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5662,6 +5780,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6117,6 +6244,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Unprocessable Entity */
             422: {
                 headers: {
@@ -6239,13 +6375,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation Error */
+            /** @description Unprocessable Entity */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -6541,7 +6677,10 @@ export interface operations {
     create_study_api_v1_studies_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6554,6 +6693,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6580,6 +6721,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6708,7 +6858,10 @@ export interface operations {
     clone_study_api_v1_studies__study_id__clone_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description An id, 1 to 2^31-1 */
                 study_id: number;
@@ -6724,6 +6877,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6750,6 +6905,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6771,7 +6935,10 @@ export interface operations {
     extend_study_api_v1_studies__study_id__runs_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description An id, 1 to 2^31-1 */
                 study_id: number;
@@ -6787,6 +6954,8 @@ export interface operations {
             /** @description Successful Response */
             201: {
                 headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6813,6 +6982,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,7 @@ import { useSearchParams } from "react-router";
 import { ErrorBox, Loading } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
 import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
+import { queuesQueryOptions } from "../features/launch/api/queues";
 import { LaunchForm } from "../features/launch/LaunchForm";
 import { canEdit } from "../features/auth/roles";
 import { methodsQueryOptions, modelsQueryOptions, runQueryOptions } from "../features/runs/api/queries";
@@ -21,10 +22,11 @@ export function NewRunPage() {
   const project = session.me.projects.find((p) => p.project_id === projectId);
   const methods = useQuery(methodsQueryOptions());
   const models = useQuery(modelsQueryOptions());
+  const queues = useQuery(queuesQueryOptions());
   const datasets = useQuery({ ...allDatasetsQueryOptions(projectId), enabled: projectKnown && projectId !== undefined });
 
-  const error = methods.error ?? models.error ?? datasets.error ?? source.error;
-  const ready = methods.data && models.data && datasets.data && projectKnown;
+  const error = methods.error ?? models.error ?? queues.error ?? datasets.error ?? source.error;
+  const ready = methods.data && models.data && queues.data && datasets.data && projectKnown;
   const allowed = canEdit(session.roleIn(projectId));
 
   return (
@@ -41,7 +43,7 @@ export function NewRunPage() {
             : "Choose or create a project to launch runs in."}
         </div>
       )}
-      {!error && !ready && allowed && <Loading what="methods, models and datasets" />}
+      {!error && !ready && allowed && <Loading what="methods, models, queues and datasets" />}
       {ready && allowed && (
         <LaunchForm
           key={`${cloneId ?? "new"}:${projectId}`}
@@ -52,6 +54,7 @@ export function NewRunPage() {
             models: models.data.data,
             datasets: datasets.data.data,
           }}
+          queues={queues.data.data}
           source={cloneId !== undefined ? source.data : undefined}
         />
       )}

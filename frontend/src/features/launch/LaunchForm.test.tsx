@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Dataset, Run, Schemas } from "../../api/client";
 import { apiError, fakeNetwork, json } from "../../test/network";
 import { renderInApp } from "../../test/render";
-import type { Catalog } from "./launchChoice";
+import type { Catalog, Queue } from "./launchChoice";
 import { LaunchForm } from "./LaunchForm";
 
 // Shaped as the API publishes them (Pydantic's JSON Schema of each method's params).
@@ -55,12 +55,19 @@ const catalog: Catalog = {
   datasets: [{ id: 3, name: "alpaca-mini", format: "instruction", row_count: 200, bundled: true } as Dataset],
 };
 
+// As GET /queues lists them: the server's declared training queues, the workers seen on each.
+const queues: Queue[] = [
+  { name: "cpu", default: true, workers: 2 },
+  { name: "gpu", default: false, workers: 1 },
+  { name: "gpu-80gb", default: false, workers: 0 },
+];
+
 function RunPageStub() {
   return <p>run page {useParams().runId}</p>;
 }
 
-function renderForm() {
-  renderInApp(<LaunchForm catalog={catalog} projectId={7} />, {
+function renderForm(source?: Run) {
+  renderInApp(<LaunchForm catalog={catalog} queues={queues} source={source} projectId={7} />, {
     at: "/runs/new",
     path: "/runs/new",
     routes: <Route path="/runs/:runId" element={<RunPageStub />} />,
@@ -126,7 +133,7 @@ describe("LaunchForm", () => {
           method: "lora",
           model: "tunelab-tiny",
           dataset: 3,
-          queue: null,
+          queue: "cpu",
           // Typed from the inputs' text (a number as a number, one module as a plain string); the fields left at
           // their defaults are not sent: the API fills in the same.
           params: { r: 16, target_modules: "q_proj" },
@@ -160,6 +167,35 @@ describe("LaunchForm", () => {
     // Typing in the field clears its error.
     await user.type(screen.getByLabelText("Target Modules"), "x");
     await waitFor(() => expect(screen.queryByTestId("field-error-params.target_modules")).not.toBeInTheDocument());
+  });
+
+  it("offers only the declared queues, each with its workers, and sends the one chosen", async () => {
+    const sent = fakeApi(() => json({ id: 43 } as Run, 201));
+    renderForm();
+    const user = userEvent.setup();
+
+    const field = screen.getByLabelText("Queue");
+    expect(field.tagName).toBe("SELECT");
+    expect(within(field).getAllByRole("option").map((o) => o.textContent)).toEqual([
+      "cpu · 2 workers · default",
+      "gpu · 1 worker",
+      "gpu-80gb · no worker now",
+    ]);
+    expect(field).toHaveValue("cpu");
+    await user.selectOptions(field, "gpu");
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    expect(await screen.findByText("run page 43")).toBeInTheDocument();
+    expect(launches(sent).map((s) => (s.body as { queue: string }).queue)).toEqual(["gpu"]);
+  });
+
+  it("clones a run whose queue is no longer declared onto the default queue", () => {
+    fakeApi(() => apiError(500, "UNEXPECTED", "no launch in this test"));
+    const source = { name: "old", objective: "sft", method: "lora", model: "tunelab-tiny", dataset_id: 3, queue: "infer", config: { params: {} } };
+    renderForm(source as unknown as Run);
+
+    expect(screen.getByLabelText("Queue")).toHaveValue("cpu");
+    expect(within(screen.getByLabelText("Queue")).queryByRole("option", { name: /infer/ })).not.toBeInTheDocument();
   });
 
   it("refuses a value that does not parse at its field without sending anything", async () => {

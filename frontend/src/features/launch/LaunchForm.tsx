@@ -7,8 +7,8 @@ import { ApiError } from "../../api/client";
 import type { Run } from "../../api/client";
 import { Card, ErrorBox } from "../../components/ui/ui";
 import { useCreateRun } from "../runs";
-import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults } from "./launchChoice";
-import type { Catalog, LaunchChoice } from "./launchChoice";
+import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults, queueLabel } from "./launchChoice";
+import type { Catalog, LaunchChoice, Queue } from "./launchChoice";
 import { EstimatePanel } from "./EstimatePanel";
 import { SchemaForm } from "./SchemaForm";
 import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
@@ -16,7 +16,18 @@ import type { FormValue, FormValues, JsonSchema } from "./schemaFields";
 
 const TOP_FIELDS = ["name", "objective", "method", "model", "dataset", "queue"];
 
-export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; source?: Run; projectId: number | undefined }) {
+export function LaunchForm({
+  catalog,
+  queues,
+  source,
+  projectId,
+}: {
+  catalog: Catalog;
+  /** The training queues the server declares (GET /queues): the only ones a run may name. */
+  queues: Queue[];
+  source?: Run;
+  projectId: number | undefined;
+}) {
   const navigate = useNavigate();
   const create = useCreateRun();
   const [choice, setChoice] = useState<LaunchChoice>(() => initialChoice(catalog, source));
@@ -32,6 +43,8 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
   const datasets = datasetsFor(catalog, choice.objective);
   const model = catalog.models.find((m) => m.name === choice.model);
   const unavailable = catalog.models.filter((m) => !m.available);
+  // A clone whose source's queue is no longer declared goes to the default one.
+  const queue = queues.find((q) => q.name === choice.queue) ?? queues.find((q) => q.default);
 
   // The objective's own settings (DPO's beta, SFT's packing) come first, then the shared and the method's.
   const fields = useMemo(
@@ -94,7 +107,7 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
         method: choice.method,
         model: choice.model,
         dataset: Number(choice.dataset),
-        queue: choice.queue.trim() || null,
+        queue: queue?.name ?? null,
         params,
         external: false,
         project_id: projectId ?? null,
@@ -194,14 +207,19 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
               ))}
             </select>
           </TopField>
-          <TopField name="queue" label="Queue" error={byField.queue} help="Worker queue (cpu, gpu, …); empty: the server's default">
-            <input
-              {...inputProps("queue", byField.queue)}
-              type="text"
-              value={choice.queue}
-              placeholder="default"
-              onChange={(e) => update("queue", e.target.value)}
-            />
+          <TopField
+            name="queue"
+            label="Queue"
+            error={byField.queue}
+            help="The training queues this server declares, with the workers seen on each now; a run waits for one."
+          >
+            <select {...inputProps("queue", byField.queue)} value={queue?.name ?? ""} onChange={(e) => update("queue", e.target.value)}>
+              {queues.map((q) => (
+                <option key={q.name} value={q.name}>
+                  {queueLabel(q)}
+                </option>
+              ))}
+            </select>
           </TopField>
         </div>
       </Card>
@@ -226,7 +244,7 @@ export function LaunchForm({ catalog, source, projectId }: { catalog: Catalog; s
             objective: choice.objective,
             method: choice.method,
             params: typedParams.params,
-            queue: choice.queue.trim() || null,
+            queue: queue?.name ?? null,
             dataset: choice.dataset ? Number(choice.dataset) : null,
           }}
         />

@@ -10,6 +10,9 @@ export type Catalog = {
   datasets: Dataset[];
 };
 
+/** A training queue the server declares, with the workers seen on it (GET /queues). */
+export type Queue = Schemas["QueuePublic"];
+
 export type LaunchChoice = {
   name: string;
   objective: string;
@@ -81,4 +84,11 @@ export function paramDefaults(
     modelDefaults.learning_rate = Number((modelDefaults.learning_rate * objective.learning_rate_scale).toPrecision(3));
   }
   return { ...method.defaults, ...objective?.defaults, ...objective?.method_defaults[method.name], ...modelDefaults };
+}
+
+/** How the launch form names a queue: its name, the workers seen on it now, and whether it is the default. */
+export function queueLabel(queue: Queue): string {
+  const workers =
+    queue.workers === null ? "workers unknown" : queue.workers === 0 ? "no worker now" : `${queue.workers} worker${queue.workers === 1 ? "" : "s"}`;
+  return `${queue.name} · ${workers}${queue.default ? " · default" : ""}`;
 }
