@@ -6,11 +6,13 @@ import re
 
 import pytest
 from fastapi import Request
+from fastapi.testclient import TestClient
 
 from tests.api.teams_helpers import API, create_team, error_of, launch_external
 from tests.conftest import wait_for
 from tunelab.api.deps import get_db
 from tunelab.core.settings import get_settings
+from tunelab.main import create_app
 from tunelab.services import principal_cache
 
 
@@ -111,3 +113,18 @@ def test_the_metrics_fast_path_answers_with_nosniff_alone(app, admin, http, redi
     _says_less(through_route)
     assert fast.headers["x-content-type-options"] == "nosniff"
     assert "content-security-policy" not in fast.headers and "x-frame-options" not in fast.headers
+
+
+def test_an_unexpected_error_sends_them_too(migrated_db):
+    """A 500 is answered by Starlette's outermost middleware; the headers are added outside it."""
+    app = create_app()
+
+    @app.post("/boom", include_in_schema=False)
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    response = TestClient(app, raise_server_exceptions=False).post("/boom")
+
+    error_of(response, 500, "INTERNAL_ERROR")
+    _says_less(response)
+    assert _directives(response)["frame-ancestors"] == "'none'"
