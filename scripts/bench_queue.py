@@ -144,7 +144,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="tunelab-bench-queue-"))
     redis = Redis(workdir / "redis")
     env = {"TUNELAB_REDIS_URL": f"redis://127.0.0.1:{redis.port}/0", "TUNELAB_QUEUES": QUEUE,
-           "TUNELAB_DEFAULT_QUEUE": QUEUE, "TUNELAB_DATA_DIR": str(workdir / "var")}
+           "TUNELAB_DEFAULT_QUEUE": QUEUE, "TUNELAB_RUN_QUEUES": QUEUE, "TUNELAB_DATA_DIR": str(workdir / "var")}
     full_env = {**os.environ, **env}
     full_env.pop("TUNELAB_DATABASE_URL", None)
     tunelab = [sys.executable, "-m", "tunelab.cli"]

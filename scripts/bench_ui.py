@@ -74,6 +74,7 @@ def start_tunelab(data_dir: Path, port: int, redis_url: str | None) -> subproces
         "TUNELAB_REDIS_NAMESPACE": name,
         "TUNELAB_QUEUES": name,
         "TUNELAB_DEFAULT_QUEUE": name,
+        "TUNELAB_RUN_QUEUES": name,
     }
     env.pop("TUNELAB_DATABASE_URL", None)
     if redis_url:

@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
+from tests.unit.test_deploy_files import SECRET, _compose
 from tunelab.core.settings import Settings
 from tunelab.services import run_queues
 
@@ -69,3 +71,18 @@ def test_tunelab_worker_refuses_to_train_on_the_inference_queue_before_it_starts
     assert started.returncode == 1
     assert f"tunelab worker: the inference queue {infer!r} needs a worker of its own" in started.stderr
     assert "ready." not in started.stdout + started.stderr
+
+
+def test_docker_compose_declares_the_queue_of_every_training_worker_and_not_the_playgrounds(settings_from):
+    config = yaml.safe_load(_compose(SECRET).stdout)
+    services = config["services"]
+    api = settings_from(run_queues=services["api"]["environment"]["TUNELAB_RUN_QUEUES"])
+    for name, service in services.items():
+        command = service.get("command") or []
+        if command[:2] != ["tunelab", "worker"]:
+            continue
+        queues = command[command.index("--queues") + 1].split(",")
+        # The workers share the API's settings: each starts, and each training queue gets the runs sent to it.
+        assert run_queues.worker_refusal(api, queues) is None, name
+        assert run_queues.worker_warnings(api, queues) == [], name
+        assert (queues == [api.infer_queue]) == (name == "worker-infer"), name
