@@ -5,9 +5,14 @@ no run waits forever on a queue nobody consumes, and none trains on the inferenc
 import logging
 from dataclasses import dataclass
 
+from sqlalchemy import update
+
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
-from tunelab.services import workers
+from tunelab.db.base import rowcount, utcnow
+from tunelab.db.models import Run, RunStatus
+from tunelab.db.session import session_scope
+from tunelab.services import events, workers
 
 log = logging.getLogger(__name__)
 
@@ -65,3 +70,16 @@ def worker_warnings(settings: Settings, queues: list[str]) -> list[str]:
     return [f"queue {queue!r} is not one of TUNELAB_RUN_QUEUES ({', '.join(declared)}) here: no run is sent to it "
             "unless the API's TUNELAB_RUN_QUEUES names it" for queue in queues
             if queue != settings.infer_queue and queue not in declared]
+
+
+def refuse_training_here(settings: Settings, run_id: int) -> None:
+    """The inference worker got a run to train: one queued on the inference queue before such runs were refused at
+    launch. It fails with the reason instead of training there while the playground's requests wait."""
+    reason = (f"queue {settings.infer_queue!r} is the inference queue, whose worker answers the playground and trains "
+              f"no runs; clone the run onto one of {', '.join(settings.run_queue_list)}")
+    with session_scope() as session:
+        failed = session.execute(update(Run).where(Run.id == run_id, Run.status == RunStatus.queued)
+                                 .values(status=RunStatus.failed, status_reason=reason, finished_at=utcnow()))
+        if rowcount(failed):
+            events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.failed.value})
+            log.warning("run %s was sent to the inference queue: failed, not trained", run_id)

@@ -7,7 +7,7 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
-from tunelab.services import workers
+from tunelab.services import run_queues, workers
 from tunelab.services.exports import execute_export
 from tunelab.services.playground import execute_request, warm_up_in_background
 from tunelab.services.supervisor import execute_run, worker_name
@@ -25,7 +25,10 @@ _presence_stop = threading.Event()
 
 @celery_app.task(name=TRAIN_RUN_TASK)
 def train_run(run_id: int) -> None:
-    execute_run(run_id, broker=get_broker())
+    if _serves_the_playground():
+        run_queues.refuse_training_here(get_settings(), run_id)
+    else:
+        execute_run(run_id, broker=get_broker())
 
 
 @celery_app.task(name=EXPORT_RUN_TASK)
@@ -38,9 +41,14 @@ def generate_completions(request_id: str) -> None:
     execute_request(request_id)
 
 
+def _serves_the_playground() -> bool:
+    """An inference worker consumes the inference queue alone (`tunelab worker` refuses it beside a training queue)."""
+    return get_settings().infer_queue in os.environ.get(WORKER_QUEUES_ENV, "").split(",")
+
+
 @worker_process_init.connect
 def _warm_up(**_):
-    if get_settings().infer_queue in os.environ.get(WORKER_QUEUES_ENV, "").split(","):
+    if _serves_the_playground():
         warm_up_in_background()
 
 
