@@ -137,10 +137,12 @@ def cmd_worker(args: argparse.Namespace) -> None:
         "%s, for each of: this worker, its %d pool processes and each training process they start",
         settings.describe_db_budget(), args.concurrency)
     os.environ[WORKER_QUEUES_ENV] = queues
+    # The process id makes the node name unique per worker: two workers of the same queues on one host shared one
+    # name, and so one presence key, and /health showed one worker for two.
+    node_name = f"tunelab-{queues.replace(',', '-')}-{os.getpid()}@%h"
     celery_app.worker_main([
         "worker", "--queues", queues, "--concurrency", str(args.concurrency), "--pool", "prefork",
-        "--loglevel", "INFO", "--hostname", f"tunelab-{queues.replace(',', '-')}@%h", "--without-gossip",
-        "--without-mingle",
+        "--loglevel", "INFO", "--hostname", node_name, "--without-gossip", "--without-mingle",
     ])
 
 
