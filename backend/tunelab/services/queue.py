@@ -191,9 +191,9 @@ def _discard_stale(broker: Broker) -> list[int]:
     if not held:
         return []
     with session_scope() as session:
-        current = dict(session.execute(
+        current = {run_id: dispatch_id for run_id, dispatch_id in session.execute(
             select(Run.id, Run.dispatch_id).where(Run.id.in_(set(held.values())),
-                                                  Run.status.in_((RunStatus.queued, RunStatus.running)))).tuples())
+                                                  Run.status.in_((RunStatus.queued, RunStatus.running))))}
     stale = {message_id: run_id for message_id, run_id in held.items() if current.get(run_id) != message_id}
     if not stale:
         return []

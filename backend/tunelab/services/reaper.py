@@ -20,8 +20,9 @@ def sweep(settings: Settings, broker: Broker) -> None:
             log.warning("run %s: %s; now %s", run_id, lifecycle.WORKER_LOST, status.value)
     try:
         queue.reconcile(broker)
-    except Exception:  # noqa: BLE001  (the broker is down: nothing can be sent; queued runs wait in SQL)
-        log.info("queue not reconciled: broker unreachable", exc_info=True)
+    except Exception as exc:  # noqa: BLE001  (the broker is down: nothing can be sent; queued runs wait in SQL)
+        # One line, not a traceback every sweep while Redis is down; but said, so that a bug here is seen too.
+        log.warning("queue not reconciled this sweep: %s: %s", type(exc).__name__, exc)
     with session_scope() as session:
         idempotency.purge_expired(session, settings)
 
