@@ -145,3 +145,11 @@ def test_length_stats_uses_nearest_rank_percentiles():
     assert (stats.min, stats.p50, stats.p95, stats.max, stats.mean) == (1, 50, 95, 100, 50.5)
     assert stats.over_max_length == 10
     assert length_stats([7]).p95 == 7
+
+
+def test_a_row_nested_deeper_than_the_parser_recurses_is_an_error_naming_its_line():
+    deep = '{"text": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+    result = validate_jsonl(jsonl({"text": "fine"}, deep), None)
+
+    assert result.errors == [{"line": 2, "field": None, "message": "invalid JSON: nested too deeply"}]

@@ -233,6 +233,9 @@ def _parse_object(line_number: int, raw: bytes, result: ValidatedDataset) -> dic
     except json.JSONDecodeError as exc:
         result.add_error(line_number, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
         return None
+    except RecursionError:  # the parser recurses per level: a row nested thousands deep was a 500
+        result.add_error(line_number, None, "invalid JSON: nested too deeply")
+        return None
     if not isinstance(obj, dict):
         result.add_error(line_number, None, f"expected a JSON object, got {_json_type_name(obj)}")
         return None
