@@ -7,12 +7,12 @@ import os
 import select
 import socket
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
 
 from tests.api.teams_helpers import EXTERNAL_RUN, error_of
 from tests.conftest import ApiProcess
+from tests.raw_http import open_socket, read_answer, request_head
 from tunelab.core.json_limits import MAX_DEPTH
 from tunelab.schemas.metrics import MAX_POINTS_PER_BATCH
 
@@ -31,30 +31,8 @@ def limited_api(migrated_db, assets, redis_url, data_dir):
     server.stop()
 
 
-def _open(base_url: str) -> socket.socket:
-    url = urlsplit(base_url)
-    return socket.create_connection((url.hostname, url.port), timeout=30)
-
-
 def _head(base_url: str, path: str, headers: dict[str, str]) -> bytes:
-    lines = [f"POST {API}{path} HTTP/1.1", f"Host: {urlsplit(base_url).netloc}", "Content-Type: application/json",
-             *(f"{name}: {value}" for name, value in headers.items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
-
-
-def _answer(sock: socket.socket, wait_s: float = 20) -> tuple[int, dict]:
-    """The status and JSON body of the response, read within wait_s."""
-    sock.settimeout(wait_s)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        assert chunk, f"connection closed before a response: {data!r}"
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-    while len(body) < length:
-        body += sock.recv(65536)
-    return int(head.split(b" ")[1]), json.loads(body[:length])
+    return request_head(base_url, API + path, "application/json", headers)
 
 
 def _error(status: int, body: dict, expected_status: int, code: str) -> dict:
@@ -90,19 +68,19 @@ def _stream_until_answered(sock: socket.socket) -> int:
                                                ({"Transfer-Encoding": "chunked"}, b'b\r\n{"method": \r\n')],
                          ids=["content-length", "chunked"])
 def test_an_anonymous_body_to_a_route_that_needs_a_caller_is_401_before_it_is_sent(limited_api, framing, start):
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, "/runs", framing) + start)  # and not one byte more
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     _error(status, body, 401, "AUTH_REQUIRED")
 
 
 def test_a_malformed_body_from_nobody_is_401_not_422(limited_api):
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, "/projects", {"Content-Length": "9"}) + b"{not json")
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     _error(status, body, 401, "AUTH_REQUIRED")
 
@@ -114,10 +92,10 @@ def test_a_malformed_body_from_nobody_is_401_not_422(limited_api):
 def test_a_declared_length_over_the_limit_is_413_before_the_body_is_sent(limited_api, auth_headers, path,
                                                                            with_token):
     headers = {**(auth_headers if with_token else {}), "Content-Length": str(HUGE)}
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, path, headers) + b'{"name": "')
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     error = _error(status, body, 413, "PAYLOAD_TOO_LARGE")
     assert error["details"] == {"limit_bytes": LIMIT} and "TUNELAB_BODY_MAX_BYTES" in error["message"]
@@ -127,11 +105,11 @@ def test_a_declared_length_over_the_limit_is_413_before_the_body_is_sent(limited
                          ids=["public-without-token", "with-token"])
 def test_a_chunked_body_is_refused_as_it_grows_past_the_limit(limited_api, auth_headers, path, with_token):
     headers = {**(auth_headers if with_token else {}), "Transfer-Encoding": "chunked"}
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, path, headers))
         sent = _stream_until_answered(sock)
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     assert _error(status, body, 413, "PAYLOAD_TOO_LARGE")["details"] == {"limit_bytes": LIMIT}
     assert sent < SEND_AT_MOST
@@ -146,10 +124,10 @@ def test_a_metrics_batch_has_a_larger_limit_of_its_own(limited_api, auth_headers
     assert status == 200 and json.loads(answer)["accepted"] == MAX_POINTS_PER_BATCH, answer
 
     headers = {**auth_headers, "Content-Length": str(settings.metrics_body_max_bytes + 1)}
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, f"/runs/{run['id']}/metrics", headers) + b'{"points": [')
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     error = _error(status, body, 413, "PAYLOAD_TOO_LARGE")
     assert error["details"] == {"limit_bytes": settings.metrics_body_max_bytes}

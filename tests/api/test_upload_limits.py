@@ -8,12 +8,12 @@ import select
 import socket
 import time
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
 from tests.conftest import ApiProcess
+from tests.raw_http import open_socket, read_answer, request_head
 
 LIMIT = 4096
 BOUNDARY = b"tunelab-upload"
@@ -28,31 +28,8 @@ def limited_api(migrated_db, assets, redis_url, data_dir):
     server.stop()
 
 
-def _open(base_url: str) -> socket.socket:
-    url = urlsplit(base_url)
-    return socket.create_connection((url.hostname, url.port), timeout=30)
-
-
 def _head(base_url: str, headers: dict[str, str]) -> bytes:
-    lines = ["POST /api/v1/datasets HTTP/1.1", f"Host: {urlsplit(base_url).netloc}",
-             f"Content-Type: multipart/form-data; boundary={BOUNDARY.decode()}",
-             *(f"{name}: {value}" for name, value in headers.items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
-
-
-def _answer(sock: socket.socket, wait_s: float = 20) -> tuple[int, dict]:
-    """The status and JSON body of the response, read within wait_s."""
-    sock.settimeout(wait_s)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        assert chunk, f"connection closed before a response: {data!r}"
-        data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
-    while len(body) < length:
-        body += sock.recv(65536)
-    return int(head.split(b" ")[1]), json.loads(body[:length])
+    return request_head(base_url, "/api/v1/datasets", f"multipart/form-data; boundary={BOUNDARY.decode()}", headers)
 
 
 def _readable(sock: socket.socket) -> bool:
@@ -79,11 +56,11 @@ def _error(status: int, body: dict, expected_status: int, code: str) -> dict:
 
 def test_a_content_length_over_the_limit_is_413_before_the_body_is_sent(limited_api, auth_headers):
     before = _dataset_count(limited_api, auth_headers)
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, {**auth_headers, "Content-Length": str(10**12)}) + PART_HEAD)
         started = time.monotonic()
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     error = _error(status, body, 413, "PAYLOAD_TOO_LARGE")
     assert error["details"] == {"limit_bytes": LIMIT}
@@ -92,10 +69,10 @@ def test_a_content_length_over_the_limit_is_413_before_the_body_is_sent(limited_
 
 
 def test_an_unauthenticated_upload_is_401_before_the_body_is_sent(limited_api):
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, {"Content-Length": "1000000"}) + PART_HEAD)
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     _error(status, body, 401, "AUTH_REQUIRED")
 
@@ -104,7 +81,7 @@ def test_a_chunked_body_is_refused_as_it_grows_past_the_limit_and_nothing_is_sto
                                                                                     settings):
     before, files_before = _dataset_count(limited_api, auth_headers), set(settings.dataset_dir.glob("*"))
     sent = 0
-    with _open(limited_api) as sock:
+    with open_socket(limited_api) as sock:
         sock.sendall(_head(limited_api, {**auth_headers, "Transfer-Encoding": "chunked"}))
         # The body never ends: a server that waited for all of it before checking would never answer.
         for rows in _rows():
@@ -117,7 +94,7 @@ def test_a_chunked_body_is_refused_as_it_grows_past_the_limit_and_nothing_is_sto
                 break
             sent += len(piece)
 
-        status, body = _answer(sock)
+        status, body = read_answer(sock)
 
     _error(status, body, 413, "PAYLOAD_TOO_LARGE")
     assert sent < 64 * 1024 * 1024
