@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from tunelab.core.settings import get_settings
+from tunelab.core.settings import Settings, get_settings
 from tunelab.db.loop_connections import LoopConnections
 from tunelab.db.models.run import Run
 from tunelab.db.session import make_engine
@@ -22,13 +22,15 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture(params=["durable", "relaxed"])
 def durability(request, monkeypatch) -> Iterator[str]:
-    """The setting as the environment gives it; durable is the default, with the variable unset."""
-    monkeypatch.delenv("TUNELAB_METRICS_DURABILITY", raising=False)
-    if request.param == "relaxed":
-        monkeypatch.setenv("TUNELAB_METRICS_DURABILITY", "relaxed")
-    get_settings.cache_clear()
+    """The setting on the process's settings; durable is the default. Set on the cached object, not by clearing the
+    cache: a new Settings object would part the session's `settings` fixture from what the app reads for every later
+    test."""
+    monkeypatch.setattr(get_settings(), "metrics_durability", request.param)
     yield request.param
-    get_settings.cache_clear()
+
+
+def test_durable_is_the_default():
+    assert Settings.model_fields["metrics_durability"].default == "durable"
 
 
 @pytest.fixture

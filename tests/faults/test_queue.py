@@ -79,7 +79,8 @@ def test_a_run_launched_while_redis_is_down_is_accepted_and_starts_once_redis_is
 def test_a_redis_restart_with_one_running_and_three_queued_runs_loses_nothing(private_stack):
     stack = private_stack
     stack.start_worker()
-    running = stack.launch(max_steps=60, eval_steps=30, checkpoint_every_steps=10)
+    # Long enough to be still training when Redis is back (a restart takes seconds on a busy machine).
+    running = stack.launch(max_steps=300, eval_steps=150, checkpoint_every_steps=50)
     queued = [stack.launch(max_steps=4, eval_steps=4)["id"] for _ in range(3)]
     run_ids = [running["id"], *queued]
     wait_for(lambda: stack.api.get(f"/runs/{running['id']}").json()["progress"]["current_step"] >= 3, 180, 0.1,

@@ -9,6 +9,7 @@ import pytest
 from tests.conftest import wait_for, wait_while_progressing
 from tests.faults.test_queue import messages_by_run
 from tests.worker.conftest import FINISHED, run_progress
+from tunelab.services.queue import STALE_GRACE_S
 
 # A queued run must be claimed within this long of when a worker was free for it (the figure).
 START_WITHIN_S = 30
@@ -69,7 +70,7 @@ def test_a_run_canceled_while_queued_leaves_no_message_in_redis(private_stack):
 
     assert stack.api.post(f"/runs/{run['id']}/cancel").status_code == 200
 
-    wait_for(lambda: messages_by_run(client, stack.queue)[run["id"]] == 0, 30, 0.2,
+    wait_for(lambda: messages_by_run(client, stack.queue)[run["id"]] == 0, STALE_GRACE_S + 45, 0.2,
              "the canceled run's message to be removed")
 
 
@@ -86,6 +87,6 @@ def test_the_delivery_a_dead_worker_held_does_not_stay_in_redis(private_stack):
     # The reaper sees the silent heartbeat and queues the run again with a new message; the dead worker's delivery
     # goes with it, instead of staying unacknowledged for the visibility timeout (days).
     wait_for(lambda: _run(stack, run["id"])["status"] == "queued", 60, 0.2, "the lost run to be queued again")
-    wait_for(lambda: not client.hvals("unacked"), 30, 0.2, "the dead worker's delivery to be removed")
+    wait_for(lambda: not client.hvals("unacked"), STALE_GRACE_S + 45, 0.2, "the dead worker's delivery to be removed")
     assert messages_by_run(client, stack.queue)[run["id"]] == 1, "the run's new message waits"
     stack.api.post(f"/runs/{run['id']}/cancel")
