@@ -3,20 +3,24 @@ seconds, and the share dialog stops offering a revoked link."""
 
 import uuid
 
+import httpx
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.conftest import close_page, open_page, wait_for_points
-from tests.worker.conftest import launch, wait_finished
+from tests.worker.conftest import bundled_dataset, launch, wait_finished
 
 # The README promises an open shared page stops within two seconds; a poll a little past that absorbs a busy machine.
 REVOKE_NOTICED_MS = 3_000
 
 
-@pytest.fixture
-def finished_run(api, worker, sample_dataset) -> dict:
-    run = launch(api, "lora", sample_dataset["id"], max_steps=2, eval_steps=2)
-    assert wait_finished(api, run["id"])["status"] == "succeeded"
-    return api.get(f"/runs/{run['id']}").json()
+@pytest.fixture(scope="module")
+def finished_run(api_server, auth_headers, worker) -> dict:
+    """One short finished run, trained once for this module: its tests only read it and share it."""
+    with httpx.Client(base_url=api_server + "/api/v1", timeout=30, headers=auth_headers) as api:
+        run = launch(api, "lora", bundled_dataset(api, "tiny-tasks")["id"], max_steps=2, eval_steps=2)
+        assert wait_finished(api, run["id"])["status"] == "succeeded"
+        return api.get(f"/runs/{run['id']}").json()
 
 
 def test_run_page_fits_800_px_with_a_readable_config_table(page, api, finished_run):
@@ -69,8 +73,14 @@ def test_an_open_shared_page_of_a_running_run_notices_the_revoke(browser, api_se
 def test_the_share_dialog_stops_offering_a_link_revoked_in_it(page, finished_run):
     page.goto(f"/runs/{finished_run['id']}")
     page.click('[data-testid="share-button"]')
-    page.click('[data-testid="share-dialog"] button:has-text("Create link")')
-    page.wait_for_selector('[data-testid="share-created"][data-state="active"] [data-testid="copy-share-url"]')
+    with page.expect_response(lambda r: r.url.endswith("/api/v1/shares") and r.request.method == "POST") as created:
+        page.click('[data-testid="share-dialog"] button:has-text("Create link")')
+    assert created.value.status == 201, created.value.text()
+    active = page.locator('[data-testid="share-created"][data-state="active"] [data-testid="copy-share-url"]')
+    try:
+        active.wait_for()
+    except PlaywrightTimeoutError:
+        pytest.fail(f"the new link is not on offer; the dialog shows: {page.inner_text('[data-testid=share-dialog]')}")
     share_id = page.get_attribute('[data-testid="share-dialog"] [data-testid="share-row"]', "data-share-id")
     page.click(f'[data-testid="share-row"][data-share-id="{share_id}"] button:has-text("Revoke")')
     page.wait_for_selector('[data-testid="share-created"][data-state="revoked"]')

@@ -66,7 +66,7 @@ def test_tag_filter_export_and_pick_a_run(page, api):
     page.goto(f"/compare?runs={other['id']}")
     page.fill('[data-testid="run-picker-search"]', tag)
     page.click(f'[data-testid="run-picker-result"] button[aria-label="Add {tagged["name"]}"]')
-    page.wait_for_function(f"new URLSearchParams(location.search).get('runs') === '{other['id']},{tagged['id']}'")
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('runs') === '{other['id']},{tagged['id']}'")
     page.wait_for_selector('[data-testid="run-picker-result"]', state="detached")
 
     # Delete the other run from its page: only once the confirmation is accepted.

@@ -78,7 +78,7 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
 
     # At 800 px the whole page, charts and playground columns included, fits without a horizontal scroll.
     page.set_viewport_size({"width": 800, "height": 900})
-    page.wait_for_function("document.documentElement.scrollWidth <= 800", timeout=10_000)
+    page.wait_for_function("() => document.documentElement.scrollWidth <= 800", timeout=10_000)
     page.set_viewport_size({"width": 1400, "height": 1000})
 
     page.click('[data-testid="study-share"]')
@@ -111,7 +111,7 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
     page.fill('[data-testid="filter-value"]', tag)
     page.click('[data-testid="filter-add"]')
     page.wait_for_selector(f'[data-testid="run-row"][data-run-id="{tagged_id}"]')
-    page.wait_for_function("document.querySelectorAll('[data-testid=\"run-row\"]').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"run-row\"]').length === 1")
     with page.expect_download() as info:
         page.click('[data-testid="export-csv"]')
     rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text())))

@@ -50,7 +50,7 @@ def test_launch_watch_clone_and_compare(page, api, worker, sample_dataset):
 
     page.click('a:has-text("Clone"), button:has-text("Clone")')
     page.wait_for_url(re.compile(r"/runs/new\?clone=\d+"))
-    page.wait_for_function(f"document.querySelector('[name=\"params.max_steps\"]')?.value === '{STEPS}'")
+    page.wait_for_function(f"() => document.querySelector('[name=\"params.max_steps\"]')?.value === '{STEPS}'")
     page.fill('[name="params.learning_rate"]', "0.002")
     page.click('button:has-text("Launch run")')
     page.wait_for_url(re.compile(r"/runs/\d+$"))

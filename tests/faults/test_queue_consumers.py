@@ -9,16 +9,18 @@ import pytest
 from tests.conftest import wait_for, wait_while_progressing
 from tests.faults.test_queue import messages_by_run
 from tests.worker.conftest import FINISHED, run_progress
-from tunelab.services.queue import STALE_GRACE_S
 
 # A queued run must be claimed within this long of when a worker was free for it (the figure).
 START_WITHIN_S = 30
+# How long the reaper sees a message stale before removing it, here (30 s by default).
+STALE_GRACE_S = 2
 
 
 @pytest.fixture
 def private_stack_settings() -> dict[str, str]:
     # Sweeps every second and a lost worker noticed after a few silent seconds, so each fault shows quickly.
-    return {"TUNELAB_REAPER_INTERVAL_S": "1", "TUNELAB_HEARTBEAT_INTERVAL_S": "1", "TUNELAB_HEARTBEAT_TIMEOUT_S": "6"}
+    return {"TUNELAB_REAPER_INTERVAL_S": "1", "TUNELAB_HEARTBEAT_INTERVAL_S": "1", "TUNELAB_HEARTBEAT_TIMEOUT_S": "6",
+            "TUNELAB_STALE_MESSAGE_GRACE_S": str(STALE_GRACE_S)}
 
 
 def _run(stack, run_id: int) -> dict:

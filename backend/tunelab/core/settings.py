@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     reaper_interval_s: float = Field(
         10.0, gt=0, description="How often the API looks for lost runs and for queued runs whose message is gone"
     )
+    stale_message_grace_s: float = Field(
+        30.0, ge=0, description="A Redis message no run waits for (canceled while queued, held by a dead worker) is "
+        "removed once the reaper has seen it stale this long"
+    )
     max_auto_resumes: int = Field(
         2, ge=0, description="Times a run whose worker was lost is resumed from its checkpoint before it is failed"
     )

@@ -171,18 +171,17 @@ def _resend_lost(broker: Broker, epoch: str) -> list[int]:
 # Runs finished longer ago than this have had their stale messages removed by earlier sweeps: their queues are not
 # looked at again on their account.
 STALE_LOOKBACK = timedelta(days=1)
-# A message is removed only once it has been seen stale for this long: a worker takes one within moments and drops
-# it itself (a duplicate delivery costs it milliseconds), so the sweep clears only what would otherwise linger.
-STALE_GRACE_S = MESSAGE_CHECK_AFTER_S
 # When this process first saw each stale message (message id -> monotonic time).
 _stale_since: dict[str, float] = {}
 
 
 def _discard_stale(broker: Broker) -> list[int]:
-    """Remove the messages no run waits for, once seen stale for STALE_GRACE_S: a run canceled (or finished) while
-    its message still waited, and the delivery a dead worker held unacknowledged, which the broker would otherwise keep for the whole visibility
-    timeout (days) and then deliver again, only to be dropped. A message is kept while it is its run's current
-    dispatch and the run is queued or running (claimed runs keep their dispatch_id).
+    """Remove the messages no run waits for: a run canceled (or finished) while its message still waited, and the
+    delivery a dead worker held unacknowledged, which the broker would otherwise keep for the whole visibility timeout
+    (days) and then deliver again, only to be dropped. A message is kept while it is its run's current dispatch and the
+    run is queued or running (claimed runs keep their dispatch_id). One is removed only once seen stale for
+    `stale_message_grace_s`: a worker takes a message within moments and drops a stale one itself (a duplicate delivery
+    costs it milliseconds), so the sweep clears only what would otherwise linger.
 
     The broker is read before SQL: a message is recorded in SQL before it is sent (_send), so every message read
     here is already known there, and a message sent meanwhile is not read, so not removed."""
@@ -201,11 +200,11 @@ def _discard_stale(broker: Broker) -> list[int]:
             select(Run.id, Run.dispatch_id).where(Run.id.in_(set(held.values())),
                                                   Run.status.in_((RunStatus.queued, RunStatus.running))))}
     stale = {message_id: run_id for message_id, run_id in held.items() if current.get(run_id) != message_id}
-    now = time.monotonic()
+    now, grace_s = time.monotonic(), get_settings().stale_message_grace_s
     for message_id in set(_stale_since) - set(stale):
         del _stale_since[message_id]  # taken by a worker meanwhile
     due = {message_id: run_id for message_id, run_id in stale.items()
-           if now - _stale_since.setdefault(message_id, now) >= STALE_GRACE_S}
+           if now - _stale_since.setdefault(message_id, now) >= grace_s}
     if not due:
         return []
     broker.discard_messages(queues, set(due))

@@ -41,8 +41,11 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
 
   const created = create.data;
   // The list holds active links only: the one just made is gone from it once revoked (here or elsewhere), and its URL
-  // must not stay on offer to copy.
-  const createdRevoked = created !== undefined && shares.data !== undefined && !shares.data.data.some((s) => s.id === created.id);
+  // must not stay on offer to copy. Only a list read after the link was made can say so: one read before it (a refetch
+  // that failed leaves it in place) never holds the new link.
+  const listedSinceCreated = shares.data !== undefined && shares.dataUpdatedAt >= create.submittedAt;
+  const createdRevoked =
+    created !== undefined && listedSinceCreated && !shares.data.data.some((s) => s.id === created.id);
   const what = runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
 
   return (
