@@ -109,6 +109,10 @@ def test_a_flush_committed_at_once_stores_what_a_session_flush_stores(engine):
         [("train/loss", 202, 3.0, 10.0)],  # retried: nothing new
         [("train/new", 0, 1.0, 11.0)],  # a key's first point: new summary and rollup rows
         [("train/loss", 256, 0.0625, 12.0)],  # the next rollup cell
+        [("eval/loss", 150, 0.5, 13.0)],  # between stored evals: the best follows it, the final stays step 200's
+        # Later evals worse than the best: the final follows them, the best stays; then one alone, as a Trainer logs.
+        [("train/loss", 300, 0.5, 14.0), ("eval/loss", 300, nan_or_not, 14.0), ("eval/loss", 310, 1.5, 14.5)],
+        [("eval/loss", 320, 1.875, 15.0)],
     ]
     by_session, at_once = _external_run(engine), _external_run(engine)
     for batch in batches:
@@ -117,8 +121,8 @@ def test_a_flush_committed_at_once_stores_what_a_session_flush_stores(engine):
         _commit_at_once(engine, at_once, batch)
 
     expected = _stored(engine, by_session.id)
-    assert list(expected["series"]["train/loss"][0]) == [*range(141), 200, 201, 202, 203, 256]
-    assert expected["eval"] == (2.0, 2.0)
+    assert list(expected["series"]["train/loss"][0]) == [*range(141), 200, 201, 202, 203, 256, 300]
+    assert expected["eval"] == (1.875, 0.5)
     assert _stored(engine, at_once.id) == expected
 
 
@@ -163,9 +167,19 @@ class _Relay:
         writer.close()
 
 
-def test_a_flush_on_postgresql_is_one_round_trip(pg_engine):
+def _one_point(step: int) -> list[metrics.MetricPoint]:
+    return [("train/loss", step, 1.0 / (step + 1), float(step))]
+
+
+def _an_eval_step(step: int) -> list[metrics.MetricPoint]:
+    """As a Trainer logs an eval step."""
+    return [*_one_point(step), ("train/lr", step, 1e-4, float(step)), ("eval/loss", step, 1.0 + step, float(step))]
+
+
+@pytest.mark.parametrize("batch", [_one_point, _an_eval_step], ids=["one point", "with eval/loss"])
+def test_a_flush_on_postgresql_is_one_round_trip(pg_engine, batch):
     """No BEGIN, no COMMIT, no ping of a connection used a moment ago, no statement prepared again: one statement,
-    answered once."""
+    answered once, with eval/loss in the batch too."""
     run = _external_run(pg_engine)
 
     async def two_flushes() -> tuple[int | None, list[tuple[str, str]]]:
@@ -174,9 +188,9 @@ def test_a_flush_on_postgresql_is_one_round_trip(pg_engine):
         through_relay = pg_engine.url.set(host="127.0.0.1", port=relay.port, query={"sslmode": "disable"})
         connections = LoopConnections(through_relay.render_as_string(hide_password=False), max_open=1)
         try:
-            await metrics.store_at_once(connections, run, [("train/loss", 0, 1.0, 0.0)])
+            await metrics.store_at_once(connections, run, batch(0))
             relay.recording = True
-            seq = await metrics.store_at_once(connections, run, [("train/loss", 1, 0.5, 1.0)])
+            seq = await metrics.store_at_once(connections, run, batch(1))
             relay.recording = False
             return seq, relay.messages
         finally:
@@ -191,6 +205,8 @@ def test_a_flush_on_postgresql_is_one_round_trip(pg_engine):
     assert seq == 2
     with Session(pg_engine) as session:
         assert metrics.read_points(session, run.id, "train/loss")[0] == [0, 1]
+        evals = session.execute(sa.select(Run.final_eval_loss, Run.best_eval_loss).where(Run.id == run.id)).one()
+    assert tuple(evals) == ((2.0, 1.0) if batch is _an_eval_step else (None, None))
 
 
 @pytest.mark.parametrize("writer", ["at once", "store_points"])
