@@ -69,7 +69,7 @@ def cmd_train(args: argparse.Namespace) -> None:
     """One run's training process; a worker starts it for a run it has claimed (see services.supervisor)."""
     from tunelab.db.models import RunStatus
     from tunelab.db.session import name_process
-    from tunelab.services.execution import configure_run_log, train_claimed_run
+    from tunelab.services.execution import configure_run_log, train_claimed_run, wait_for_claimed_run
     from tunelab.training.distributed import process_count
 
     name_process("train")
@@ -77,8 +77,14 @@ def cmd_train(args: argparse.Namespace) -> None:
         # A rank of a multi-process run: torchrun started it in a session of its own, where the supervisor's kill of
         # its process group does not reach; it dies with torchrun instead (which dies with the supervisor).
         die_with_parent()
+    run_id, attempt = args.run_id, args.attempt
+    if args.warm:
+        claimed = wait_for_claimed_run(sys.stdin.buffer)
+        if claimed is None:
+            return
+        run_id, attempt = claimed
     configure_run_log()
-    status = train_claimed_run(args.run_id, args.attempt)
+    status = train_claimed_run(run_id, attempt)
     if status == RunStatus.failed.value and process_count() > 1:
         # The other ranks may be waiting on this one inside a collective: a failed exit makes torchrun stop them now.
         sys.exit(1)
@@ -240,8 +246,10 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("assets", help="build the bundled tiny model and sample datasets").set_defaults(func=cmd_assets)
     sub.add_parser("openapi", help="print the OpenAPI document of the HTTP API").set_defaults(func=cmd_openapi)
     train = sub.add_parser("train", help="train a run a worker has claimed (workers start this themselves)")
-    train.add_argument("run_id", type=int)
-    train.add_argument("--attempt", type=int, required=True, help="the attempt the worker claimed")
+    train.add_argument("run_id", type=int, nargs="?")
+    train.add_argument("--attempt", type=int, help="the attempt the worker claimed")
+    train.add_argument("--warm", action="store_true",
+                       help="load the training libraries first, then read `RUN_ID ATTEMPT` from stdin")
     train.set_defaults(func=cmd_train)
     set_password = sub.add_parser("set-password", help="set an account's password (asked, or read from stdin)")
     set_password.add_argument("email")
@@ -249,6 +257,8 @@ def main(argv: list[str] | None = None) -> None:
     set_password.set_defaults(func=cmd_set_password)
     add_client_commands(sub)
     args = parser.parse_args(argv)
+    if args.func is cmd_train and not args.warm and (args.run_id is None or args.attempt is None):
+        train.error("give RUN_ID and --attempt, or --warm")
     args.func(args)
 
 

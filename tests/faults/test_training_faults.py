@@ -10,22 +10,10 @@ from datetime import datetime
 import psutil
 
 from tests.conftest import wait_for
-from tests.worker.conftest import launch, series, wait_finished
+from tests.worker.conftest import launch, series, training_process, wait_finished
 
 # How train.log stamps its lines (logging's asctime, local time).
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*cancel seen at step (\d+)", re.M)
-
-
-def training_process(run_id: int) -> psutil.Process:
-    """The run's training process (`tunelab train RUN_ID`), started by the worker for the claimed run."""
-    def find():
-        for process in psutil.process_iter(["cmdline"]):
-            cmdline = process.info["cmdline"] or []
-            if "train" in cmdline and str(run_id) in cmdline and "tunelab.cli" in cmdline:
-                return process
-        return None
-
-    return wait_for(find, 60, 0.1, f"the training process of run {run_id}")
 
 
 def _run(api, run_id: int) -> dict:
@@ -39,7 +27,7 @@ def test_sigkill_of_the_training_process_resumes_from_its_checkpoint_with_identi
     victim = launch(api, "lora", sample_dataset["id"], **params)
     assert wait_finished(api, reference["id"])["status"] == "succeeded"
     wait_for(lambda: (_run(api, victim["id"])["checkpoint_step"] or 0) >= 5, 180, 0.05, "a first checkpoint")
-    process = training_process(victim["id"])
+    process = training_process(api, victim["id"])
     process.send_signal(signal.SIGKILL)
     killed_at_step = _run(api, victim["id"])["progress"]["current_step"]
 
@@ -90,7 +78,7 @@ def test_a_cancel_ends_the_run_within_five_seconds_of_being_seen_with_a_checkpoi
 def test_a_force_stop_kills_the_training_process_at_once(api, worker, sample_dataset):
     run = launch(api, "lora", sample_dataset["id"], max_steps=5000, eval_steps=5000)
     wait_for(lambda: _run(api, run["id"])["progress"]["current_step"] >= 2, 180, 0.05, "a few steps")
-    process = training_process(run["id"])
+    process = training_process(api, run["id"])
     process.send_signal(signal.SIGSTOP)  # stuck: it will never reach the end of its step
     try:
         asked = time.monotonic()

@@ -1,6 +1,9 @@
+import re
+
+import psutil
 import pytest
 
-from tests.conftest import find_bundled_dataset, wait_while_progressing
+from tests.conftest import find_bundled_dataset, wait_for, wait_while_progressing
 
 TINY_MODEL = "tunelab-tiny"
 FINISHED = {"succeeded", "failed", "canceled"}
@@ -39,3 +42,24 @@ def series(api, run_id: int, key: str, max_points: int = 1000) -> dict:
     found = [s for s in body["series"] if s["key"] == key]
     assert found, f"run {run_id} has no {key} series: {body}"
     return found[0]
+
+
+# The line a training process writes first into its run's train.log, warm or started for the run.
+_CLAIMED_BY = re.compile(r"run (\d+) claimed by .*\(attempt (\d+), training process (\d+)")
+
+
+def training_pid(api, run_id: int, attempt: int = 1) -> int:
+    """The pid of the run attempt's training process, as its train.log names it (a warm process's command line does
+    not name its run)."""
+    def find():
+        text = api.get(f"/runs/{run_id}/logs", params={"offset": 0, "tail_bytes": 1024 * 1024}).json()["text"]
+        for found_run, found_attempt, pid in _CLAIMED_BY.findall(text):
+            if (int(found_run), int(found_attempt)) == (run_id, attempt):
+                return int(pid)
+        return None
+
+    return wait_for(find, 60, 0.1, f"the training process of run {run_id}")
+
+
+def training_process(api, run_id: int, attempt: int = 1) -> psutil.Process:
+    return psutil.Process(training_pid(api, run_id, attempt))

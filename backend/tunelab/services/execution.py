@@ -5,11 +5,13 @@ The same function serves the worker, the CLI and tests."""
 import logging
 import os
 import platform
+import sys
 import threading
 import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import BinaryIO
 
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Dataset, Run, RunStatus
@@ -154,10 +156,31 @@ class CancelWatch:
         wait_for_notice(self.run_id, frozenset({"cancel"}), self._cancel, self._stop, "the cancel listener")
 
 
+def wait_for_claimed_run(commands: BinaryIO) -> tuple[int, int] | None:
+    """A warm training process: load what training needs, then wait for the run its supervisor claims, sent as one
+    line `RUN_ID ATTEMPT` on `commands`; from then on its output goes to that run's train.log, as a training process
+    started for the run writes there. Returns (run id, attempt), or None when `commands` ends with no run (the
+    supervisor is gone, or let it go)."""
+    from tunelab.training.engine import preload
+
+    preload()
+    line = commands.readline()
+    if not line.strip():
+        return None
+    run_id, attempt = (int(part) for part in line.split())
+    folder = artifacts.run_dir(get_settings(), run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
+        os.dup2(run_log.fileno(), sys.stdout.fileno())
+        os.dup2(run_log.fileno(), sys.stderr.fileno())
+    return run_id, attempt
+
+
 def configure_run_log() -> None:
     """The training process writes its log to stderr, which its supervisor points at the run's train.log."""
     import faulthandler
-    import sys
 
     faulthandler.enable()  # a crash in native code still leaves a traceback in train.log
     handler = logging.StreamHandler(sys.stderr)

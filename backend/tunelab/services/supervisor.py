@@ -3,7 +3,9 @@ process on a force stop, and settle what a dead training process leaves behind.
 
 The supervisor stays light (no torch): a duplicate or stale delivery is dropped in milliseconds, and the pool's
 process that runs it stays warm for the next run, while each run still gets a fresh process (a clean CUDA context,
-a true peak-memory figure)."""
+a true peak-memory figure). That process is started ahead of its run (`warm_training_process`): it loads torch,
+transformers and TRL, ~10 s of a CPU core, while the worker waits for work, and is handed its run once one is
+claimed."""
 
 import logging
 import os
@@ -13,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import IO
 
 from tunelab.core.processes import die_with_parent
 from tunelab.core.redis import environ_with_redis, redis_url
@@ -54,19 +57,70 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
         return None
     folder = artifacts.run_dir(settings, run_id)
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
-        process = subprocess.Popen(
-            training_command(run_id, claim.attempt, num_processes),
-            stdin=subprocess.DEVNULL, stdout=run_log, stderr=subprocess.STDOUT, env=environ_with_redis(redis_url()),
-            # Its own process group, so a force stop kills whatever it started too; and it dies with this process.
-            # torchrun starts each rank in a session of its own, out of the group's reach: a rank dies with torchrun
-            # instead (cli.cmd_train).
-            start_new_session=True, preexec_fn=die_with_parent,
-        )
-    log.info("run %s attempt %d: training process %d started%s", run_id, claim.attempt, process.pid,
-             f" (torchrun, {num_processes} processes)" if num_processes > 1 else "")
-    forced = _supervise(run_id, process, settings)
-    return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
+    process = _hand_to_warm_process(run_id, claim.attempt) if num_processes == 1 else None
+    if process is not None:
+        log.info("run %s attempt %d: handed to warm training process %d", run_id, claim.attempt, process.pid)
+    else:
+        with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
+            process = _start_training_process(training_command(run_id, claim.attempt, num_processes), run_log)
+        log.info("run %s attempt %d: training process %d started%s", run_id, claim.attempt, process.pid,
+                 f" (torchrun, {num_processes} processes)" if num_processes > 1 else "")
+    try:
+        forced = _supervise(run_id, process, settings)
+        return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
+    finally:
+        start_warm_process(settings)
+
+
+def _start_training_process(command: list[str], output: IO[bytes] | None, stdin: int = subprocess.DEVNULL,
+                            ) -> subprocess.Popen:
+    return subprocess.Popen(
+        command, stdin=stdin, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
+        env=environ_with_redis(redis_url()),
+        # Its own process group, so a force stop kills whatever it started too; and it dies with this process.
+        # torchrun starts each rank in a session of its own, out of the group's reach: a rank dies with torchrun
+        # instead (cli.cmd_train).
+        start_new_session=True, preexec_fn=die_with_parent,
+    )
+
+
+# This pool process's warm training process: `tunelab train --warm`, waiting on its stdin for a run.
+_warm: subprocess.Popen | None = None
+
+
+def start_warm_process(settings: Settings | None = None) -> None:
+    """Start the next run's training process now, unless one waits already (or the setting is off). Its output goes
+    to the worker's own until it is handed a run (an import that fails shows in the worker's log); it dies with this
+    process, and ends by itself when its stdin closes."""
+    global _warm
+    if not (settings or get_settings()).warm_training_process or (_warm is not None and _warm.poll() is None):
+        return
+    try:
+        _warm = _start_training_process([sys.executable, "-m", "tunelab.cli", "train", "--warm"], None,
+                                        stdin=subprocess.PIPE)
+    except OSError:
+        log.warning("could not start a warm training process; the next run starts its own", exc_info=True)
+        _warm = None
+
+
+def _hand_to_warm_process(run_id: int, attempt: int) -> subprocess.Popen | None:
+    """The warm training process, told to train this attempt; None when there is none alive (then the caller starts
+    one for the run, as it would without)."""
+    global _warm
+    process, _warm = _warm, None
+    if process is None or process.stdin is None:
+        return None
+    if process.poll() is not None:
+        log.warning("the warm training process %d had exited (code %s); starting one for run %s", process.pid,
+                    process.returncode, run_id)
+        return None
+    try:
+        process.stdin.write(f"{run_id} {attempt}\n".encode())
+        process.stdin.close()
+    except OSError:  # it died between the look and the write
+        _kill_group(process)
+        return None
+    return process
 
 
 def training_command(run_id: int, attempt: int, num_processes: int) -> list[str]:

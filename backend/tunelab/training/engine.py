@@ -234,6 +234,20 @@ def truncation_summary(objective: ObjectiveSpec, records: list[Record], tokenize
             "truncated_tokens": counted.truncated_tokens}
 
 
+def preload() -> None:
+    """Import what every run needs (torch, transformers, TRL, PEFT, datasets): a warm training process does it before
+    its run is known (services.supervisor). Nothing here touches a device, so a CUDA context is still made fresh by
+    the run itself."""
+    # transformers and TRL load a module at its first use: the names each objective takes are imported here.
+    import datasets  # noqa: F401
+    import torch  # noqa: F401
+    from peft import PeftModel, get_peft_model  # noqa: F401
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer  # noqa: F401
+    from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer  # noqa: F401
+
+    from tunelab.training import callbacks, memory, models, system_metrics  # noqa: F401
+
+
 def run_training(job: TrainingJob, sink: RunSink) -> TrainingResult:
     """Train `job` to completion or cancellation; write artifacts and report to `sink`. Errors propagate."""
     try:

@@ -10,7 +10,7 @@ from tunelab.core.settings import get_settings
 from tunelab.services import run_queues, workers
 from tunelab.services.exports import execute_export
 from tunelab.services.playground import execute_request, warm_up_in_background
-from tunelab.services.supervisor import execute_run, worker_name
+from tunelab.services.supervisor import execute_run, start_warm_process, worker_name
 from tunelab.worker.broker import get_broker
 from tunelab.worker.celery_app import (
     EXPORT_RUN_TASK,
@@ -50,6 +50,8 @@ def _serves_the_playground() -> bool:
 def _warm_up(**_):
     if _serves_the_playground():
         warm_up_in_background()
+    else:
+        start_warm_process()
 
 
 @worker_ready.connect
