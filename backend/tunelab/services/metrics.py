@@ -249,6 +249,18 @@ async def store_at_once(connections: LoopConnections, run: RunRef, points: Seque
     copies it to the run's final and best eval loss in the same UPDATE that takes the flush number, as a Trainer's
     batches nearly all hold one once they hold a thousand points."""
     _require_external(run)
+    sql, arguments = at_once_statement(run, points)
+    async with connections.connection() as connection:
+        seq, stored = await connection.fetchrow(sql, *arguments)
+    if seq is None:
+        run_refs.forget(run.id)  # gone, moved or no longer external: the next request reads it again
+        raise AppError("RUN_NOT_FOUND", f"run {run.id} does not exist", {"run_id": run.id})
+    return seq if stored else None
+
+
+def at_once_statement(run: RunRef, points: Sequence[MetricPoint]) -> tuple[str, list[Any]]:
+    """store_at_once's SQL for this batch and its arguments in order, as asyncpg takes them (also for a profile of
+    the statement: scripts/bench_ingest_cost.py)."""
     chunks = _new_chunks(None, run.id, list(points), {})  # nothing stored can overlap: the statement checks it
     cells = _cells(chunks)
     one_row = len(cells) == 1  # then one chunk, one rollup cell and one summary: one row for each table
@@ -264,12 +276,7 @@ async def store_at_once(connections: LoopConnections, run: RunRef, points: Seque
     }
     if evaluated is not None:
         arguments |= {"eval_last": evaluated.last_value, "eval_min": evaluated.min_value}
-    async with connections.connection() as connection:
-        seq, stored = await connection.fetchrow(sql, *[arguments[name] for name in positions])
-    if seq is None:
-        run_refs.forget(run.id)  # gone, moved or no longer external: the next request reads it again
-        raise AppError("RUN_NOT_FOUND", f"run {run.id} does not exist", {"run_id": run.id})
-    return seq if stored else None
+    return sql, [arguments[name] for name in positions]
 
 
 def _array_columns(table: Table, rows: list[tuple], constants: Collection[str], prefix: str) -> dict[str, tuple]:
