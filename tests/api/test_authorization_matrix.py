@@ -429,6 +429,9 @@ def test_table_rows_are_well_formed():
 def world(app, settings, admin_token):
     with TestClient(app, headers=bearer(admin_token)) as admin:
         http = stateless_client(app)
+        # Its requests on the event loop the app's lifespan runs on (the admin client's), as in a served app: the live
+        # hub's wake-ups are asyncio events, which a request on a loop of its own would not reach until a timeout.
+        http.portal = admin.portal
         team = create_team(app, admin, http, "matrix")
         outsider = create_member(app, admin, "matrix-outsider")
         create_project(http, outsider, "matrix-other")

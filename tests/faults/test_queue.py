@@ -80,7 +80,7 @@ def test_a_redis_restart_with_one_running_and_three_queued_runs_loses_nothing(pr
     stack = private_stack
     stack.start_worker()
     # Long enough to be still training when Redis is back (a restart takes seconds on a busy machine).
-    running = stack.launch(max_steps=300, eval_steps=150, checkpoint_every_steps=50)
+    running = stack.launch(max_steps=150, eval_steps=150, checkpoint_every_steps=50)
     queued = [stack.launch(max_steps=4, eval_steps=4)["id"] for _ in range(3)]
     run_ids = [running["id"], *queued]
     wait_for(lambda: stack.api.get(f"/runs/{running['id']}").json()["progress"]["current_step"] >= 3, 180, 0.1,

@@ -1,6 +1,6 @@
 """A training worker keeps its next run's training process started ahead of it, with torch, transformers and TRL
 loaded: the run is handed to that process, which writes into the run's own train.log as a process started for the
-run does, and another one is started to wait for the run after."""
+run does, and another one is started, while it trains, for the run after."""
 
 import psutil
 

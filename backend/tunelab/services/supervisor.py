@@ -4,8 +4,8 @@ process on a force stop, and settle what a dead training process leaves behind.
 The supervisor stays light (no torch): a duplicate or stale delivery is dropped in milliseconds, and the pool's
 process that runs it stays warm for the next run, while each run still gets a fresh process (a clean CUDA context,
 a true peak-memory figure). That process is started ahead of its run (`warm_training_process`): it loads torch,
-transformers and TRL, ~10 s of a CPU core, while the worker waits for work, and is handed its run once one is
-claimed."""
+transformers and TRL, ~10 s of a CPU core, while the worker waits for work or trains the run before, and is handed
+its run once one is claimed."""
 
 import logging
 import os
@@ -65,11 +65,11 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
             process = _start_training_process(training_command(run_id, claim.attempt, num_processes), run_log)
         log.info("run %s attempt %d: training process %d started%s", run_id, claim.attempt, process.pid,
                  f" (torchrun, {num_processes} processes)" if num_processes > 1 else "")
-    try:
-        forced = _supervise(run_id, process, settings)
-        return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
-    finally:
-        start_warm_process(settings)
+    # The next run's process loads while this one trains: queued runs then start one after another without waiting
+    # for imports (on a machine of few cores it shares them with this run for those seconds).
+    start_warm_process(settings)
+    forced = _supervise(run_id, process, settings)
+    return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
 
 
 def _start_training_process(command: list[str], output: IO[bytes] | None, stdin: int = subprocess.DEVNULL,
