@@ -168,8 +168,7 @@ def wait_for_claimed_run(commands: BinaryIO) -> tuple[int, int] | None:
     if not line.strip():
         return None
     run_id, attempt = (int(part) for part in line.split())
-    folder = artifacts.run_dir(get_settings(), run_id)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = artifacts.run_dir(get_settings(), run_id)  # made by the supervisor before it hands the run over
     sys.stdout.flush()
     sys.stderr.flush()
     with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
