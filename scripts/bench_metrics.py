@@ -6,8 +6,9 @@
 For each backend (SQLite, PostgreSQL) it starts `mlflow server --workers 1` (MLFLOW_VERSION, from the bench-only
 virtualenv var/bench-venv, never the project's) and `tunelab api` (the real command, its access log as shipped,
 written to a file) on fresh databases of their own, then runs each workload as MLflow, Tunelab, MLflow, Tunelab
-(--pairs). On PostgreSQL Tunelab runs twice, once in each metrics durability: durable (the default, commits as the
-server's synchronous_commit, on, as MLflow's do) and relaxed (TUNELAB_METRICS_DURABILITY=relaxed: commits do not wait
+(--pairs). Tunelab runs twice, once in each metrics durability: durable (the default, commits as the database's
+default, as MLflow's do: PostgreSQL's synchronous_commit on, SQLite's synchronous=FULL) and relaxed
+(TUNELAB_METRICS_DURABILITY=relaxed: commits do not wait
 for the WAL flush); each is measured and compared with MLflow apart. Clients encode every body inside the timed loop,
 as a client would. Every run logs as a Trainer does: train/loss and train/learning_rate at every step and eval/loss
 every --eval-every steps (a batch with eval/loss takes another path than one without, on PostgreSQL):
@@ -450,8 +451,7 @@ def run_backend(backend: str, sizes: argparse.Namespace, pairs: int,
     completed = False
     try:
         print(f"\n[{backend}] starting mlflow server and tunelab api in {workdir}", flush=True)
-        # SQLite has no per-transaction durability to relax: one Tunelab there.
-        tunelabs = [Tunelab("durable")] + ([Tunelab("relaxed")] if backend == "postgres" else [])
+        tunelabs = [Tunelab("durable"), Tunelab("relaxed")]
         targets = [Mlflow(), *tunelabs]
         for target in targets:
             target.start(backend, workdir)
@@ -530,7 +530,8 @@ def spread(measures: list[Measure], target: str, figure: Callable[[Measure], flo
 
 # What each Tunelab's commits wait for, named in its rows: MLflow's commits wait for the database's own durability.
 DURABILITY_LABELS = {
-    ("sqlite", "Tunelab"): "SQLite WAL, synchronous=NORMAL",
+    ("sqlite", "Tunelab"): "durable: WAL, synchronous=FULL (MLflow: rollback journal, FULL)",
+    ("sqlite", "Tunelab relaxed"): "relaxed: WAL, synchronous=NORMAL",
     ("postgres", "Tunelab"): "durable: synchronous_commit on, as MLflow",
     ("postgres", "Tunelab relaxed"): "relaxed: synchronous_commit off",
 }

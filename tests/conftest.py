@@ -41,6 +41,10 @@ os.environ["TUNELAB_RUN_QUEUES"] = ",".join([
 os.environ["TUNELAB_HEARTBEAT_INTERVAL_S"] = "1"
 os.environ["TUNELAB_HEARTBEAT_TIMEOUT_S"] = "8"
 os.environ["TUNELAB_REAPER_INTERVAL_S"] = "1"
+# The suite's databases are thrown away, so their commits need not survive a power loss: the relaxed durability
+# spares every SQLite commit an fsync (and PostgreSQL's metric commits the WAL flush wait) on a busy 2-core disk.
+# The durable default itself is checked in tests/api/test_metrics_durability.py, on both databases.
+os.environ["TUNELAB_METRICS_DURABILITY"] = "relaxed"
 
 
 def _redis_available(url: str) -> bool:

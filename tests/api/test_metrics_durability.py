@@ -11,13 +11,11 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from tunelab.core.settings import Settings, get_settings
-from tunelab.db.loop_connections import LoopConnections
+from tunelab.db.loop_connections import LoopConnections, LoopSqlite
 from tunelab.db.models.run import Run
 from tunelab.db.session import make_engine
 from tunelab.services import metrics
 from tunelab.services.run_refs import RunRef
-
-pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture(params=["durable", "relaxed"])
@@ -31,6 +29,26 @@ def durability(request, monkeypatch) -> Iterator[str]:
 
 def test_durable_is_the_default():
     assert Settings.model_fields["metrics_durability"].default == "durable"
+
+
+@pytest.mark.parametrize(("setting", "synchronous"), [("durable", 2), ("relaxed", 1)])  # FULL, NORMAL
+def test_sqlite_commits_wait_for_the_fsync_unless_relaxed(tmp_path, monkeypatch, setting, synchronous):
+    """A session's connection and the event loop's (the fast path's) both; SQLite's own default is FULL."""
+    monkeypatch.setattr(get_settings(), "metrics_durability", setting)
+    engine = make_engine(f"sqlite:///{tmp_path / 'durability.db'}")
+    try:
+        with engine.connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA synchronous").scalar_one() == synchronous
+    finally:
+        engine.dispose()
+
+    loop_sqlite = LoopSqlite(str(tmp_path / "durability.db"))
+    try:
+        with loop_sqlite.write_now() as connection:
+            assert connection is not None
+            assert connection.execute("PRAGMA synchronous").fetchone()[0] == synchronous
+    finally:
+        loop_sqlite.close()
 
 
 @pytest.fixture
@@ -56,6 +74,7 @@ def _external_run(engine: sa.Engine) -> RunRef:
     return RunRef(run.id, run.project_id, run.external)
 
 
+@pytest.mark.postgres
 def test_the_event_loops_statement_commits_as_the_setting_says(pg_engine, migrated_pg, durability):
     run = _external_run(pg_engine)
 
@@ -74,6 +93,7 @@ def test_the_event_loops_statement_commits_as_the_setting_says(pg_engine, migrat
     assert synchronous_commit == _expected(durability, pg_engine)
 
 
+@pytest.mark.postgres
 def test_a_sessions_ingest_commits_as_the_setting_says(pg_engine, durability):
     run = _external_run(pg_engine)
     with Session(pg_engine) as session:

@@ -114,8 +114,9 @@ class Settings(BaseSettings):
     )
     metrics_durability: Literal["durable", "relaxed"] = Field(
         "durable", description="durable: a metrics batch is answered once committed as the database commits by default; "
-        "relaxed (PostgreSQL): commits do not wait for the WAL flush, so a database crash may lose the last ~0.6 s of "
-        "acknowledged points"
+        "relaxed: commits do not wait for the WAL flush (PostgreSQL: metric writes only, a database crash may lose the "
+        "last ~0.6 s of acknowledged points; SQLite: synchronous=NORMAL for every write, a power loss may lose the last "
+        "commits)"
     )
     visibility_timeout_s: int = Field(7 * 24 * 3600, description="Redis visibility timeout; longer than any run")
     redis_namespace: str = Field(
