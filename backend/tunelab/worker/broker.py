@@ -30,15 +30,14 @@ class CeleryBroker:
                 return cast(str, current)  # get_redis() decodes responses
 
     def send(self, run_id: int, queue: str, message_id: str) -> None:
-        # No retries here: a run that cannot be sent now stays unsent in SQL and the reconciler sends it later, so a
-        # request never waits on a Redis that is down.
-        celery_app.send_task(TRAIN_RUN_TASK, args=[run_id], queue=queue, task_id=message_id, retry=False)
+        # A run that cannot be sent now stays unsent in SQL and the reconciler sends it later.
+        _send_at_once(TRAIN_RUN_TASK, run_id, queue, message_id)
 
     def send_export(self, export_id: int, queue: str) -> None:
-        celery_app.send_task(EXPORT_RUN_TASK, args=[export_id], queue=queue, retry=False)
+        _send_at_once(EXPORT_RUN_TASK, export_id, queue)
 
     def send_generation(self, request_id: str, queue: str) -> None:
-        celery_app.send_task(GENERATE_COMPLETIONS_TASK, args=[request_id], queue=queue, retry=False)
+        _send_at_once(GENERATE_COMPLETIONS_TASK, request_id, queue)
 
     def held_message_ids(self, queue: str) -> set[str]:
         with celery_app.connection_for_read() as connection:
@@ -70,6 +69,16 @@ class CeleryBroker:
                     discarded += client.hdel(channel.unacked_key, tag)
                     client.zrem(channel.unacked_index_key, tag)
         return discarded
+
+
+def _send_at_once(task: str, argument: int | str, queue: str, message_id: str | None = None) -> None:
+    """Send one message, or raise at once when Redis is unreachable: every caller has a way to send it later (or to
+    say so), and a request must not wait on a Redis that is down. `retry=False` alone does not do it: the producer's
+    connection still retries its connect for broker_connection_timeout (a launch took 6 s), so the message goes
+    through a connection of its own that makes one attempt (a connect per launch, export or playground request)."""
+    with celery_app.connection_for_write(transport_options={"max_retries": 0}) as connection:
+        celery_app.send_task(task, args=[argument], queue=queue, task_id=message_id, retry=False,
+                             connection=connection)
 
 
 def _waiting(channel: "redis_transport.Channel", queues: set[str]) -> list[tuple[str, bytes]]:
