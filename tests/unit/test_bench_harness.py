@@ -4,6 +4,7 @@ MLflow itself is bench-only and not needed here."""
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -70,7 +71,7 @@ def test_a_process_that_exits_keeps_its_last_seen_cpu_and_a_new_one_counts_from_
     server.cpu, backend.cpu = 5.5, 2.25
     account.sample()
     backend.gone = True  # the backend exits before the last sample: its 0.25 s stays counted
-    newcomer = FakeProcess(12, cpu=0.5)
+    newcomer = FakeProcess(12, cpu=0.5, created=time.time() + 5)  # started after start()
     present.append(newcomer)
     server.cpu = 6.0
     assert account.stop() == pytest.approx(1.0 + 0.25 + 0.5)
@@ -81,8 +82,21 @@ def test_a_reused_pid_is_another_process():
     present = [old]
     account = CpuAccount([lambda: list(present)])
     account.start(background=False)
-    present[:] = [FakeProcess(20, cpu=0.2, created=2.0)]  # same pid, started later: it spent 0.2 s, not -2.8
+    present[:] = [FakeProcess(20, cpu=0.2, created=time.time() + 5)]  # same pid, started later: 0.2 s, not -2.8
     assert account.stop() == pytest.approx(0.2)
+
+
+def test_a_process_that_a_sample_missed_counts_from_when_it_is_first_seen_not_from_zero():
+    # The server's worker was left out of the start sample (its tree was walked while a child exited): counting it
+    # from zero charged a 26 s workload with the 300 s of CPU it had spent on earlier workloads.
+    worker = FakeProcess(30, cpu=300.0)
+    present: list[FakeProcess] = []
+    account = CpuAccount([lambda: list(present)])
+    account.start(background=False)
+    present.append(worker)
+    account.sample()
+    worker.cpu = 301.5
+    assert account.stop() == pytest.approx(1.5)
 
 
 def test_ratios_are_formatted_with_the_precision_they_deserve_and_refused_without_both_sides():
