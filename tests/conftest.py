@@ -36,7 +36,7 @@ os.environ["TUNELAB_INFER_QUEUE"] = f"infer-{SESSION_TAG}"
 # the session consumes them), kill a worker, or check what the cpu queue refuses.
 os.environ["TUNELAB_RUN_QUEUES"] = ",".join([
     f"test-{SESSION_TAG}", "cpu", "nobody", "nobody-listens", f"nobody-{SESSION_TAG}", f"kill-{SESSION_TAG}",
-    f"dpo-defaults-{SESSION_TAG}"])
+    f"dpo-defaults-{SESSION_TAG}", f"study-{SESSION_TAG}"])
 # Short enough that a killed worker is noticed within a test, long enough for a busy 2-core machine.
 os.environ["TUNELAB_HEARTBEAT_INTERVAL_S"] = "1"
 os.environ["TUNELAB_HEARTBEAT_TIMEOUT_S"] = "8"

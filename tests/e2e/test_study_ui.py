@@ -9,13 +9,15 @@ import re
 import uuid
 from pathlib import Path
 
-from tests.conftest import wait_while_progressing
+from tests.conftest import SESSION_TAG, wait_while_progressing
 from tests.e2e.conftest import close_page, open_page, screenshot
-from tests.worker.conftest import FINISHED, run_progress
+from tests.worker.conftest import FINISHED, run_progress, series
 
 METHODS = ("lora", "ia3", "full")
 STEPS = 4
 PLAYGROUND_TOKENS = 6
+# Long enough that the third run is still training when the test cancels it after its step-0 eval.
+UNFINISHED_STUDY_STEPS = 40
 
 
 def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, api_server, browser, worker,
@@ -116,3 +118,69 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
         page.click('[data-testid="export-csv"]')
     rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text())))
     assert [(int(r["id"]), r["tags"]) for r in rows] == [(tagged_id, tag)]
+
+
+def test_a_study_ranks_and_averages_only_the_runs_that_finished(page, api, start_worker, sample_dataset):
+    """Two methods × two seeds on a queue of its own: the first two runs succeed, the third is canceled once it has
+    logged its untrained step-0 eval loss, the fourth is canceled while queued. The unfinished runs get no best, no
+    Pareto point and no place in a mean; the table says how many of each cell's runs finished."""
+    queue = f"study-{SESSION_TAG}"  # no worker consumes it until this test starts one
+    created = api.post("/studies", json={
+        "name": "unfinished seeds", "model": "tunelab-tiny", "dataset_id": sample_dataset["id"],
+        "methods": ["lora", "ia3"], "seeds": [1, 2], "budget": {"max_steps": UNFINISHED_STUDY_STEPS}, "queue": queue,
+        "params": {"max_length": 64, "eval_split": 0.2, "eval_steps": UNFINISHED_STUDY_STEPS}})
+    assert created.status_code == 201, created.text
+    study_id = created.json()["study"]["id"]
+    runs = sorted(created.json()["runs"], key=lambda run: run["queue_position"])
+    assert len(runs) == 4
+    *to_train, never_started = runs
+    assert api.post(f"/runs/{never_started['id']}/cancel").status_code == 200
+    start_worker(queue)
+
+    def state() -> dict[int, dict]:
+        return {run["id"]: run for run in api.get(f"/studies/{study_id}").json()["runs"]}
+
+    cut_short = to_train[2]["id"]
+
+    def third_run_evaluated(runs: dict[int, dict]) -> bool:
+        assert runs[cut_short]["status"] in ("queued", "running"), f"run {cut_short} ended before it was canceled"
+        return (all(runs[r["id"]]["status"] == "succeeded" for r in to_train[:2])
+                and runs[cut_short]["status"] == "running" and runs[cut_short]["metric_seq"] > 0
+                and series(api, cut_short, "eval/loss")["step"][:1] == [0])
+
+    wait_while_progressing(
+        state, third_run_evaluated,
+        lambda runs: tuple(run_progress(run) for run in runs.values()), message="two runs to finish, a third to start")
+    assert api.post(f"/runs/{cut_short}/cancel").status_code == 200
+    final = wait_while_progressing(state, lambda runs: all(run["status"] in FINISHED for run in runs.values()),
+                                   lambda runs: tuple(run_progress(run) for run in runs.values()),
+                                   message="the third run to stop")
+    succeeded = {run_id for run_id, run in final.items() if run["status"] == "succeeded"}
+    assert len(succeeded) == 2 and final[cut_short]["status"] == "canceled", final
+
+    table = api.get(f"/studies/{study_id}").json()["cost_table"]
+    finished_cells = [row["cell"] for row in table["rows"] if row["finished_run_ids"]]
+    page.goto(f"/studies/{study_id}")
+    page.wait_for_selector('[data-testid="study-cost-table"]')
+    for row in table["rows"]:
+        cell = page.locator(f'[data-testid="study-cost-table"] tr[data-cell="{row["cell"]}"]')
+        finished = [run_id for run_id in row["run_ids"] if run_id in succeeded]
+        assert sorted(row["finished_run_ids"]) == sorted(finished)
+        runs_text = cell.locator('[data-testid="cell-runs"]').inner_text()
+        if len(finished) < len(row["run_ids"]):
+            assert f"{len(finished)} of {len(row['run_ids'])} finished" in runs_text, runs_text
+            for run_id in set(row["run_ids"]) - succeeded:
+                assert f"run {run_id}: canceled" in runs_text, runs_text
+        if not finished:
+            assert cell.locator("[data-best]").count() == 0, "a cell of unfinished runs is never best"
+            assert row["values"]["best_eval_loss"] is None
+        else:  # the mean is over the finished runs alone
+            assert row["values"]["best_eval_loss"]["n"] == len(finished)
+    for chart in page.query_selector_all('[data-testid="pareto-chart"]'):
+        assert chart.get_attribute("data-points") == str(len(finished_cells)), chart.get_attribute("data-points")
+    # A cell whose seeds did not all finish is averaged over those that did, and its legend says so.
+    cells_of_two = [row for row in table["rows"] if len(row["finished_run_ids"]) == 1 and len(row["run_ids"]) == 2]
+    for row in cells_of_two:
+        label = f"{row['cell']} · mean of 1 of 2 seeds"
+        page.locator('[data-testid="chart-eval/loss"] .chart-legend-item', has_text=label).first.wait_for(
+            timeout=30_000)

@@ -81,3 +81,45 @@ def test_cells_are_method_and_grid_values_with_seeds_averaged():
                         run(3, "lora", grid={"r": 8}, best_eval_loss=0.9)])
     assert [(row.cell, row.run_ids) for row in table.rows] == [("lora · r=4", [1, 2]), ("lora · r=8", [3])]
     assert _row(table, "lora · r=8").values["seconds_per_1k_tokens"] is None
+
+
+def test_only_succeeded_runs_are_measured_ranked_or_set_the_target():
+    # The issue's study: a finished seed at 5.01, a running seed whose only eval is the untrained step 0 (6.286),
+    # a run canceled at step 4 with the lowest memory and time.
+    finished = run(1, "lora", best_eval_loss=5.01, eval_losses=[(0, 6.286), (60, 5.01)],
+                   tokens_seen_at=lambda step: step * 10.0, trainable_percent=1.0)
+    running = run(2, "lora", status="running", step=40, total_steps=60, best_eval_loss=6.286,
+                  eval_losses=[(0, 6.286)], tokens_seen_at=lambda step: step * 10.0, trainable_percent=1.0)
+    canceled = run(3, "ia3", status="canceled", step=4, total_steps=60, best_eval_loss=6.2, trainable_percent=0.1,
+                   tokens_per_second=9e9, process_peak_rss_bytes=1)
+    other = run(4, "dora", best_eval_loss=4.5, eval_losses=[(0, 6.286), (30, 5.0), (60, 4.5)],
+                tokens_seen_at=lambda step: step * 10.0, trainable_percent=2.0)
+    table = cost_table([finished, running, canceled, other])
+
+    lora, ia3 = _row(table, "lora"), _row(table, "ia3")
+    assert lora.values["best_eval_loss"].n == 1 and lora.values["best_eval_loss"].mean == 5.01
+    assert lora.finished_run_ids == [1] and lora.unfinished == ["run 2: running, step 40 of 60"]
+    assert ia3.unfinished == ["run 3: canceled, step 4 of 60"] and ia3.best == []
+    assert all(value is None for value in ia3.values.values())
+    assert table.target_loss == 5.01  # the worst finished cell, not the running seed's step-0 loss
+    assert _row(table, "dora").values["tokens_to_target"].mean == 300.0
+    assert "trainable_percent" in lora.best  # 1.0 % beats dora's 2.0 %; the canceled ia3's 0.1 % is not in the race
+    assert table.notes[0] == "2 of 4 runs finished; figures and bests are over those only"
+
+
+def test_a_table_with_nothing_comparable_says_so_instead_of_showing_zeros():
+    running = cost_table([run(1, "lora", status="running", step=3, total_steps=60, best_eval_loss=6.2),
+                          run(2, "ia3", status="queued", best_eval_loss=None)])
+    assert running.notes[0] == "nothing ranked yet: no run has finished"
+    assert running.target_loss is None and all(row.best == [] for row in running.rows)
+    assert _row(running, "ia3").unfinished == ["run 2: queued"]
+
+    # Every finished cell's best is the shared starting loss: all reach the target at step 0.
+    flat = cost_table([run(1, "lora", best_eval_loss=6.0, eval_losses=[(0, 6.0), (60, 6.1)],
+                           tokens_seen_at=lambda step: step * 10.0),
+                       run(2, "ia3", best_eval_loss=5.0, eval_losses=[(0, 6.0), (60, 5.0)],
+                           tokens_seen_at=lambda step: step * 10.0)])
+    column = next(c for c in flat.columns if c.key == "tokens_to_target")
+    assert not column.ranked and "before its first training step" in (column.not_ranked_reason or "")
+    assert all("tokens_to_target" not in row.best for row in flat.rows)
+    assert _row(flat, "ia3").best == ["best_eval_loss"]

@@ -125,8 +125,11 @@ class CostRow(BaseModel):
     method: str
     grid: dict[str, GridValue]
     run_ids: list[int]
-    values: dict[str, CostValue | None] = Field(description="Column key -> mean ± spread over seeds (None: not "
-                                                "measured)")
+    finished_run_ids: list[int] = Field(description="The runs that succeeded: the only ones the values are over")
+    unfinished: list[str] = Field(description="Each other run and where it stands, e.g. 'run 12: running, step 40 of "
+                                  "60': left out of the values, the target loss and the ranking")
+    values: dict[str, CostValue | None] = Field(description="Column key -> mean ± spread over the cell's succeeded "
+                                                "runs (None: not measured, or no run finished)")
     best: list[str] = Field(description="Column keys where this cell beats the runner-up by more than the noise")
 
 
@@ -134,7 +137,7 @@ class CostTablePublic(BaseModel):
     columns: list[CostColumn]
     rows: list[CostRow]
     target_loss: float | None = Field(description="The eval loss 'tokens to target' counts to: by default the worst "
-                                      "cell's best eval loss")
+                                      "cell's best eval loss, over succeeded runs")
     notes: list[str] = Field(description="Why a column is not ranked, and the noise rule")
 
 

@@ -1,5 +1,7 @@
 """The fair cost table of a study or a comparison: per cell (method and grid values), the mean and spread over seeds
-of what a run costs and reaches, with a "best" only where it beats the runner-up by more than the noise.
+of what a run costs and reaches, with a "best" only where it beats the runner-up by more than the noise. Only runs
+that succeeded are measured: a running run's eval loss at step 0, or a run canceled at step 4, is no figure of what
+its method costs or reaches; such runs are listed with where they stand, never ranked.
 
 Pure: it takes the figures of each run and knows no SQL, so its rules are tested on plain values."""
 
@@ -36,6 +38,9 @@ class RunFigures:
     grid: dict[str, GridValue]
     base_model: str  # the model and its tokenizer: eval losses of different ones are not comparable
     eval_split: EvalSplit | None  # None: the run did not evaluate (or is external and did not say)
+    status: str = "succeeded"  # a RunStatus value: only succeeded runs are measured
+    step: int | None = None  # where an unfinished run stands, for its description
+    total_steps: int | None = None
     tokens_per_second: float | None = None  # inside training steps, evaluations excluded
     trainable_percent: float | None = None
     model_state_bytes: int | None = None
@@ -47,6 +52,15 @@ class RunFigures:
     # a run reaches the target at, so a long run's whole token history is never loaded.
     tokens_seen_at: Callable[[int], float | None] | None = None
     tokens_per_step: float | None = None  # padded batch × max_length, where tokens seen were not logged
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "succeeded"
+
+    def standing(self) -> str:
+        """Where an unfinished run stands, e.g. 'run 12: running, step 40 of 60'."""
+        at = f"step {self.step or 0}" + (f" of {self.total_steps}" if self.total_steps else "")
+        return f"run {self.run_id}: {self.status}" + ("" if self.status == "queued" else f", {at}")
 
     @property
     def cell(self) -> str:
@@ -128,37 +142,62 @@ class _Cell:
     grid: dict[str, GridValue]
     runs: list[RunFigures] = field(default_factory=list)
 
+    @property
+    def finished(self) -> list[RunFigures]:
+        return [run for run in self.runs if run.finished]
+
+
+def _before_training_refusal(values: dict[str, dict[str, CostValue | None]]) -> str | None:
+    """Tokens to target counts nothing when every cell reached the target with no training at all: the worst cell
+    never improved on the eval loss of the model it started from, which every cell shares."""
+    reached = [cell["tokens_to_target"] for cell in values.values() if cell["tokens_to_target"] is not None]
+    if reached and all(value.mean == 0 for value in reached):
+        return ("not ranked: every cell reached the target loss before its first training step (the worst cell did "
+                "not improve on the starting eval loss)")
+    return None
+
 
 def cost_table(runs: Sequence[RunFigures], target_loss: float | None = None) -> CostTablePublic:
     cells: dict[str, _Cell] = {}
     for run in runs:
         cells.setdefault(run.cell, _Cell(run.method, run.grid)).runs.append(run)
-    refusal = eval_ranking_refusal(runs)
+    finished = [run for run in runs if run.finished]
+    refusal = eval_ranking_refusal(finished)
     if target_loss is None:
-        best_losses = [_summarize([r.best_eval_loss for r in cell.runs if r.best_eval_loss is not None])
+        best_losses = [_summarize([r.best_eval_loss for r in cell.finished if r.best_eval_loss is not None])
                        for cell in cells.values()]
         measured_losses = [summary.mean for summary in best_losses if summary is not None]
         target_loss = max(measured_losses) if measured_losses else None
-    values = {name: {column.key: _summarize([v for run in cell.runs
+    values = {name: {column.key: _summarize([v for run in cell.finished
                                              if (v := _value(run, column.key, target_loss)) is not None])
                      for column in COLUMNS}
               for name, cell in cells.items()}
+    refusals = {column.key: refusal for column in COLUMNS if column.compares_eval and refusal}
+    if "tokens_to_target" not in refusals and (before_training := _before_training_refusal(values)):
+        refusals["tokens_to_target"] = before_training
     best: dict[str, list[str]] = {name: [] for name in cells}
     columns = []
     for column in COLUMNS:
-        ranked = not (column.compares_eval and refusal)
+        column_refusal = refusals.get(column.key)
+        ranked = column_refusal is None
         columns.append(CostColumn(key=column.key, label=column.label, unit=column.unit, better="lower",
-                                  ranked=ranked, not_ranked_reason=None if ranked else refusal))
+                                  ranked=ranked, not_ranked_reason=column_refusal))
         if not ranked:
             continue
         measured_cells = sorted(((summary.mean, name, summary) for name in cells
                                  if (summary := values[name][column.key]) is not None), key=lambda item: item[0])
         if len(measured_cells) >= 2 and beats_noise(measured_cells[0][2], measured_cells[1][2], column.measured):
             best[measured_cells[0][1]].append(column.key)
-    notes = [refusal] if refusal else []
+    notes = list(dict.fromkeys(refusals.values()))
+    if not finished:
+        notes.insert(0, "nothing ranked yet: no run has finished")
+    elif len(finished) < len(runs):
+        notes.insert(0, f"{len(finished)} of {len(runs)} runs finished; figures and bests are over those only")
     notes.append("best: ahead of the runner-up by more than the larger spread over seeds (and, for time and process "
                  f"memory measured once, by more than {SINGLE_SEED_NOISE:.0%})")
     rows = [CostRow(cell=name, method=cell.method, grid=cell.grid, run_ids=[r.run_id for r in cell.runs],
+                    finished_run_ids=[r.run_id for r in cell.finished],
+                    unfinished=[r.standing() for r in cell.runs if not r.finished],
                     values=values[name], best=best[name]) for name, cell in cells.items()]
     return CostTablePublic(columns=columns, rows=rows,
                            target_loss=target_loss if target_loss is None or math.isfinite(target_loss) else None,

@@ -356,7 +356,8 @@ def runs_cost_table(session: Session, found: list[Run], grid_params: list[str] |
         grid: dict[str, GridValue] = {"model": run.model} if several_models else {}
         grid.update({name: params[name] for name in names if name in params})
         figures.append(RunFigures(
-            run_id=run.id, method=run.method, grid=grid,
+            run_id=run.id, method=run.method, status=run.status.value, step=run.current_step,
+            total_steps=run.total_steps, grid=grid,
             base_model=run.model, eval_split=_eval_split(run), tokens_per_second=run.tokens_per_second,
             trainable_percent=run.trainable_percent, model_state_bytes=details.get("model_state_bytes"),
             cuda_peak_bytes=details.get("cuda_peak_memory_bytes"),

@@ -1330,6 +1330,11 @@ export interface components {
              * @description Method and grid values, e.g. 'lora · lora_r=8'
              */
             cell: string;
+            /**
+             * Finished Run Ids
+             * @description The runs that succeeded: the only ones the values are over
+             */
+            finished_run_ids: number[];
             /** Grid */
             grid: {
                 [key: string]: number | string | boolean;
@@ -1339,8 +1344,13 @@ export interface components {
             /** Run Ids */
             run_ids: number[];
             /**
+             * Unfinished
+             * @description Each other run and where it stands, e.g. 'run 12: running, step 40 of 60': left out of the values, the target loss and the ranking
+             */
+            unfinished: string[];
+            /**
              * Values
-             * @description Column key -> mean ± spread over seeds (None: not measured)
+             * @description Column key -> mean ± spread over the cell's succeeded runs (None: not measured, or no run finished)
              */
             values: {
                 [key: string]: components["schemas"]["CostValue"] | null;
@@ -1359,7 +1369,7 @@ export interface components {
             rows: components["schemas"]["CostRow"][];
             /**
              * Target Loss
-             * @description The eval loss 'tokens to target' counts to: by default the worst cell's best eval loss
+             * @description The eval loss 'tokens to target' counts to: by default the worst cell's best eval loss, over succeeded runs
              */
             target_loss: number | null;
         };

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+from tunelab.training.token_weighted_eval import sft_trainer_class
 
 if TYPE_CHECKING:
     from trl import SFTTrainer
@@ -22,7 +23,7 @@ def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
 
 
 def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig
 
     args = SFTConfig(
         **trainer_arguments(inputs),
@@ -32,7 +33,7 @@ def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
         packing_strategy="wrapped",
         completion_only_loss=False,
     )
-    return SFTTrainer(
+    return sft_trainer_class()(
         args=args,
         **trainer_inputs(inputs),
     )

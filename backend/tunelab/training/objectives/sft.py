@@ -8,6 +8,7 @@ from pydantic import Field
 from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+from tunelab.training.token_weighted_eval import sft_trainer_class
 from tunelab.training.truncation import sft_sequence_lengths
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
 
 
 def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig
 
     params: SftParams = inputs.params
     args = SFTConfig(
@@ -55,7 +56,7 @@ def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
         assistant_only_loss=inputs.dataset_format == DatasetFormat.chat,
         packing=params.packing,
     )
-    return SFTTrainer(
+    return sft_trainer_class()(
         args=args,
         **trainer_inputs(inputs),
     )

@@ -56,9 +56,9 @@ describe("studySeriesSets", () => {
   const loss = (values: number[]) => ({ "eval/loss": series("eval/loss", [1, 2], values, [0, 1]) });
   it("draws a cell of one seed as its run and a cell of several as thin seeds and a bold mean in their band", () => {
     const sets = studySeriesSets([
-      { runId: 1, seed: 1, cell: "lora", color: "hsl(210 65% 42%)", series: loss([2, 1]) },
-      { runId: 2, seed: 2, cell: "lora", color: "hsl(210 65% 42%)", series: loss([4, 3]) },
-      { runId: 3, seed: 1, cell: "ia3", color: "hsl(0 65% 42%)", series: loss([5, 5]) },
+      { runId: 1, seed: 1, cell: "lora", color: "hsl(210 65% 42%)", series: loss([2, 1]), finished: true },
+      { runId: 2, seed: 2, cell: "lora", color: "hsl(210 65% 42%)", series: loss([4, 3]), finished: true },
+      { runId: 3, seed: 1, cell: "ia3", color: "hsl(0 65% 42%)", series: loss([5, 5]), finished: true },
     ]);
     expect(sets.map((s) => [s.label, s.width, s.band])).toEqual([
       ["lora · seed 1", 1, undefined],
@@ -74,5 +74,17 @@ describe("studySeriesSets", () => {
     expect(mean.series["eval/loss"].min).toEqual([2, 1]);
     expect(mean.series["eval/loss"].max).toEqual([4, 3]);
     expect(sets[3].color).toBe("hsl(0 65% 42%)");
+  });
+
+  it("averages only the seeds that finished, says how many of the cell's seeds that is, and draws no mean of none", () => {
+    const sets = studySeriesSets([
+      { runId: 1, seed: 1, cell: "lora", color: "hsl(210 65% 42%)", series: loss([6, 5]), finished: true },
+      // Running: its only eval is the untrained step 0, far above where the finished seed got.
+      { runId: 2, seed: 2, cell: "lora", color: "hsl(210 65% 42%)", series: { "eval/loss": series("eval/loss", [0], [6.3], [0]) }, finished: false },
+      { runId: 3, seed: 1, cell: "ia3", color: "hsl(0 65% 42%)", series: loss([5, 5]), finished: false },
+      { runId: 4, seed: 2, cell: "ia3", color: "hsl(0 65% 42%)", series: loss([6, 6]), finished: false },
+    ]);
+    expect(sets.map((s) => s.label)).toEqual(["lora · seed 1", "lora · seed 2", "lora · mean of 1 of 2 seeds", "ia3 · seed 1", "ia3 · seed 2"]);
+    expect(sets[2].series["eval/loss"].value).toEqual([6, 5]);
   });
 });

@@ -55,11 +55,14 @@ export function meanSeriesOverSeeds(seeds: readonly SeedSeries[]): Record<string
   return out;
 }
 
-export type StudyRunSeries = { runId: number; seed: number; cell: string; color: string; series: SeedSeries };
+/** `finished`: the run succeeded; only finished seeds go into a cell's mean and band. */
+export type StudyRunSeries = { runId: number; seed: number; cell: string; color: string; series: SeedSeries; finished: boolean };
 
 /**
  * What a study's charts draw: a cell of one seed is its run's line; a cell of several is a thin, faint line per
- * seed and a bold mean line over them in the band of their spread.
+ * seed and a bold mean line in the band of their spread over the seeds that finished. A running seed is drawn but
+ * not averaged in: its early steps would pull the mean where only it has reached, and its label says so
+ * ("mean of 1 of 2 seeds"). A cell with no finished seed has no mean.
  */
 export function studySeriesSets(runs: readonly StudyRunSeries[]): RunSeriesSet[] {
   const cells = new Map<string, StudyRunSeries[]>();
@@ -77,14 +80,16 @@ export function studySeriesSets(runs: readonly StudyRunSeries[]): RunSeriesSet[]
         ...(several && { width: 1 }),
       });
     }
-    if (several) {
+    const finished = seeds.filter((run) => run.finished);
+    if (several && finished.length > 0) {
       meanIndex += 1;
+      const of = finished.length === seeds.length ? `${seeds.length}` : `${finished.length} of ${seeds.length}`;
       out.push({
         // Not a run: a negative id no run has.
         runId: -meanIndex,
-        label: `${cell} · mean of ${seeds.length} seeds`,
+        label: `${cell} · mean of ${of} seeds`,
         color: seeds[0].color,
-        series: meanSeriesOverSeeds(seeds.map((run) => run.series)),
+        series: meanSeriesOverSeeds(finished.map((run) => run.series)),
         width: 2.5,
         band: true,
       });

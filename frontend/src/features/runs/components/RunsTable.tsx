@@ -66,16 +66,25 @@ function formatParam(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** Per summary column with a better end, the best value among the runs shown (none for a single run). */
+/**
+ * Per summary column with a better end, the best value among the finished (succeeded) runs shown: a running run's
+ * loss at step 6, or a canceled run's speed, is no result to crown (none for fewer than two finished runs).
+ */
 export function bestValues(runs: Run[], columns: ColumnId[]): Map<ColumnId, number> {
   const best = new Map<ColumnId, number>();
-  if (runs.length < 2) return best;
+  const finished = runs.filter(isFinishedResult);
+  if (finished.length < 2) return best;
   for (const column of SUMMARY_COLUMNS) {
     if (!("best" in column) || !columns.includes(column.id)) continue;
-    const values = runs.map((run) => summaryValue(run, column.id)).filter((v): v is number => v !== null && Number.isFinite(v));
+    const values = finished.map((run) => summaryValue(run, column.id)).filter((v): v is number => v !== null && Number.isFinite(v));
     if (values.length) best.set(column.id, column.best === "min" ? Math.min(...values) : Math.max(...values));
   }
   return best;
+}
+
+/** Whether a run's figures are a result: it ran to its end. */
+export function isFinishedResult(run: Run): boolean {
+  return run.status === "succeeded";
 }
 
 export function RunsTable({ runs, datasetNames, columns, view, onSort, selected, maxSelected, onSelect, canChange, onCancel, cancelingIds, onClone }: Props) {
@@ -195,7 +204,7 @@ export function RunsTable({ runs, datasetNames, columns, view, onSort, selected,
                     );
                   }
                   const value = summaryValue(run, summary.id);
-                  const isBest = value !== null && best.get(column) === value;
+                  const isBest = value !== null && isFinishedResult(run) && best.get(column) === value;
                   return (
                     <td key={column} className={`num${isBest ? " best" : ""}`} data-column={column} title={isBest ? "Best of the runs shown" : undefined}>
                       {formatSummary(summary.id, value)}

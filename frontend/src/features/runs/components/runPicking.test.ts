@@ -28,12 +28,20 @@ describe("picking and tagging runs", () => {
   });
 
   it("marks the best of each shown summary column: the lowest loss, the highest throughput", () => {
-    const figures = (id: number, best_eval_loss: number | null, tokens_per_second: number | null) =>
-      ({ ...run(id), best_eval_loss, tokens_per_second, wall_time_s: 10, started_at: null, finished_at: null }) as unknown as Run;
+    const figures = (id: number, best_eval_loss: number | null, tokens_per_second: number | null, status = "succeeded") =>
+      ({ ...run(id), status, best_eval_loss, tokens_per_second, wall_time_s: 10, started_at: null, finished_at: null }) as unknown as Run;
     const runs = [figures(1, 2.0, 100), figures(2, 1.5, 50), figures(3, null, 300)];
     const best = bestValues(runs, ["best_eval_loss", "tokens_per_second", "wall_time_s", "param.r"]);
     expect(Object.fromEntries(best)).toEqual({ best_eval_loss: 1.5, tokens_per_second: 300 });
     expect(bestValues(runs, ["latest_train_loss"]).size).toBe(0);
     expect(bestValues(runs.slice(0, 1), ["best_eval_loss"]).size).toBe(0);
+  });
+
+  it("crowns no unfinished run: a running run's early loss and a canceled run's speed are not results", () => {
+    const figures = (id: number, best_eval_loss: number, tokens_per_second: number, status: string) =>
+      ({ ...run(id), status, best_eval_loss, tokens_per_second, wall_time_s: 10, started_at: null, finished_at: null }) as unknown as Run;
+    const runs = [figures(1, 2.0, 100, "succeeded"), figures(2, 1.8, 90, "succeeded"), figures(3, 0.5, 50, "running"), figures(4, 3.0, 900, "canceled")];
+    expect(Object.fromEntries(bestValues(runs, ["best_eval_loss", "tokens_per_second"]))).toEqual({ best_eval_loss: 1.8, tokens_per_second: 100 });
+    expect(bestValues([runs[0], runs[2], runs[3]], ["best_eval_loss"]).size).toBe(0); // one finished run: nothing to rank
   });
 });

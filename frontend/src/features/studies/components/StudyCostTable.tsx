@@ -20,7 +20,7 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
           <thead>
             <tr>
               <th>Method</th>
-              <th>Runs</th>
+              <th title="Figures are over the runs that succeeded; the others are listed with where they stand">Runs</th>
               {columns.map((column) => (
                 <th key={column.key} title={column.not_ranked_reason ?? `lower is better`}>
                   {column.label}
@@ -33,7 +33,15 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
             {table.rows.map((row) => (
               <tr key={row.cell} data-cell={row.cell}>
                 <th scope="row">{row.cell}</th>
-                <td>{row.run_ids.length}</td>
+                <td data-testid="cell-runs" title={row.unfinished.length ? `Not measured: ${row.unfinished.join("; ")}` : undefined}>
+                  {row.finished_run_ids.length === row.run_ids.length ? row.run_ids.length : `${row.finished_run_ids.length} of ${row.run_ids.length} finished`}
+                  {row.unfinished.map((standing) => (
+                    <span key={standing} className="help cell-unfinished">
+                      {" "}
+                      · {standing}
+                    </span>
+                  ))}
+                </td>
                 {columns.map((column) => {
                   const value = row.values[column.key];
                   const best = row.best.includes(column.key);
@@ -50,7 +58,7 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
         </table>
       </div>
       {table.target_loss !== null && (
-        <p className="help">Target loss for “tokens to target”: {formatNumber(table.target_loss, 4)} (the worst cell’s best eval loss).</p>
+        <p className="help">Target loss for “tokens to target”: {formatNumber(table.target_loss, 4)} (the worst cell’s best eval loss, over finished runs).</p>
       )}
       {table.notes.map((note) => (
         <p key={note} className={note.startsWith("not ranked") ? "notice" : "help"} data-testid={note.startsWith("not ranked") ? "not-ranked" : undefined}>

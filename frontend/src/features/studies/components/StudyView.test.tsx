@@ -30,8 +30,8 @@ function detail(): StudyDetail {
         { key: "best_eval_loss", label: "Best eval loss", unit: "", better: "lower", ranked: false, not_ranked_reason: "not ranked: runs use different eval splits: …" },
       ],
       rows: [
-        { cell: "lora · r=4", method: "lora", grid: { r: 4 }, run_ids: [1], values: { trainable_percent: value(1.5), best_eval_loss: value(1.2) }, best: [] },
-        { cell: "ia3", method: "ia3", grid: {}, run_ids: [2], values: { trainable_percent: value(0.1), best_eval_loss: value(1.4) }, best: ["trainable_percent"] },
+        { cell: "lora · r=4", method: "lora", grid: { r: 4 }, run_ids: [1], finished_run_ids: [1], unfinished: [], values: { trainable_percent: value(1.5), best_eval_loss: value(1.2) }, best: [] },
+        { cell: "ia3", method: "ia3", grid: {}, run_ids: [2], finished_run_ids: [2], unfinished: [], values: { trainable_percent: value(0.1), best_eval_loss: value(1.4) }, best: ["trainable_percent"] },
       ],
       target_loss: 1.4,
       notes: ["not ranked: runs use different eval splits: …", "best: ahead of the runner-up by more than the noise"],

@@ -43,14 +43,16 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
     table.rows.forEach((row, index) => row.run_ids.forEach((id) => map.set(id, { cell: row.cell, color: cellColor(index) })));
     return map;
   }, [table.rows]);
-  const runLabels = runs.map((r) => `${r.id}:${r.seed}:${cellOf.get(r.id)?.cell}`).join(",");
+  const runLabels = runs.map((r) => `${r.id}:${r.seed}:${r.status}:${cellOf.get(r.id)?.cell}`).join(",");
   const sets = useMemo<RunSeriesSet[]>(() => {
     const byRun = new Map((metrics.data?.data ?? []).map((m) => [m.run_id, m]));
     return studySeriesSets(
       runs.flatMap((run) => {
         const m = byRun.get(run.id);
         const cell = cellOf.get(run.id);
-        return m ? [{ runId: run.id, seed: run.seed, cell: cell?.cell ?? run.method, color: cell?.color ?? "#888", series: seriesByKey(m.series) }] : [];
+        return m
+          ? [{ runId: run.id, seed: run.seed, cell: cell?.cell ?? run.method, color: cell?.color ?? "#888", series: seriesByKey(m.series), finished: run.status === "succeeded" }]
+          : [];
       }),
     );
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs and their cells
