@@ -352,6 +352,9 @@ TABLE: dict[tuple[str, str], Row] = {
         "dataset:viewer", DATASET_VIEW, _static("/datasets/{w.dataset_id}")),
     ("GET", "/api/v1/datasets/{dataset_id}/preview"): Row(
         "dataset:viewer", DATASET_VIEW, _static("/datasets/{w.dataset_id}/preview")),
+    ("DELETE", "/api/v1/datasets/{dataset_id}"): Row(
+        "signed_in dataset:editor", PROJECT_EDIT,
+        lambda w, who: Call(f"/datasets/{upload_dataset(w.http, w.team.editor, w.project_id)['id']}")),
     # Share links
     ("POST", "/api/v1/shares"): Row(
         "signed_in", PROJECT_EDIT, lambda w, who: Call("/shares", json={"run_ids": [w.run_a]})),

@@ -307,3 +307,54 @@ def test_bundled_dataset_registration_is_idempotent(db_session, settings, tmp_pa
     assert again.id == first.id
     assert first.bundled and first.row_count == 4
     assert datasets_service.dataset_file(settings, again).read_bytes() == sample.read_bytes()
+
+
+def test_delete_removes_the_dataset_its_file_once_unshared_and_records_it(client, settings):
+    data = jsonl(unique_instruction_rows(2))
+    first, twin = upload(client, data, name="first").json(), upload(client, data, name="twin").json()
+    stored = first["content_hash"]
+    assert any(name.startswith(stored) for name in stored_files(settings))
+
+    assert client.delete(f"{URL}/{first['id']}").status_code == 204
+    assert client.get(f"{URL}/{first['id']}").json()["error"]["code"] == "DATASET_NOT_FOUND"
+    assert any(name.startswith(stored) for name in stored_files(settings)), "the twin still reads the same file"
+    assert client.delete(f"{URL}/{twin['id']}").status_code == 204
+    assert not any(name.startswith(stored) for name in stored_files(settings))
+
+    events = client.get(f"/api/v1/projects/{first['project_id']}/audit").json()["data"]
+    deleted = [event for event in events if event["action"] == "dataset.delete"]
+    assert {event["target_id"] for event in deleted} >= {first["id"], twin["id"]}
+    assert any("deleted dataset first (2 rows)" in event["summary"] for event in deleted)
+
+
+def test_a_dataset_that_runs_trained_on_or_a_study_uses_is_not_deleted_and_the_refusal_names_them(client):
+    dataset = upload(client, jsonl(unique_instruction_rows(4)), name="in use").json()
+    run = client.post("/api/v1/runs", json={"method": "lora", "model": "tunelab-tiny", "dataset": dataset["id"],
+                                            "queue": "nobody-listens", "name": "uses it"})
+    assert run.status_code == 201, run.text
+
+    refused = client.delete(f"{URL}/{dataset['id']}")
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert error["code"] == "DATASET_IN_USE"
+    assert f"1 run ({run.json()['id']} 'uses it')" in error["message"] and "delete them first" in error["message"]
+    assert client.get(f"{URL}/{dataset['id']}").status_code == 200, "nothing was deleted"
+
+    client.post(f"/api/v1/runs/{run.json()['id']}/cancel")
+    assert client.delete(f"/api/v1/runs/{run.json()['id']}").status_code == 204
+    study = client.post("/api/v1/studies", json={
+        "name": "on it", "model": "tunelab-tiny", "dataset_id": dataset["id"], "methods": ["lora"],
+        "budget": {"max_steps": 2}, "queue": "nobody-listens"})
+    assert study.status_code == 201, study.text
+    for study_run in study.json()["runs"]:
+        client.post(f"/api/v1/runs/{study_run['id']}/cancel")
+        client.delete(f"/api/v1/runs/{study_run['id']}")
+    error = client.delete(f"{URL}/{dataset['id']}").json()["error"]
+    assert error["code"] == "DATASET_IN_USE" and f"1 study ({study.json()['study']['id']} 'on it')" in error["message"]
+
+
+def test_the_bundled_samples_are_not_deleted(client):
+    sample = next(d for d in client.get(URL, params={"limit": 100}).json()["data"] if d["bundled"])
+    refused = client.delete(f"{URL}/{sample['id']}")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "DATASET_BUNDLED"
+    assert client.get(f"{URL}/{sample['id']}").status_code == 200

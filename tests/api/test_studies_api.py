@@ -147,6 +147,22 @@ def test_extend_adds_only_new_combinations_with_the_same_budget_and_clone_repeat
         assert kept.status_code == 200 and kept.json()["study_id"] is None
 
 
+def test_a_study_deleted_with_its_runs_takes_them_once_none_is_active(http, team, sample_id, idle_queue):
+    study = launch_study(http, team, sample_id, idle_queue, methods=["lora"], seeds=[1, 2])
+    study_id, run_ids = study["study"]["id"], [run["id"] for run in study["runs"]]
+    refused = error_of(http.delete(f"{API}/studies/{study_id}", params={"with_runs": "true"},
+                                   headers=team.editor.headers), 409, "RUN_NOT_FINISHED")
+    assert "cancel them first, or keep the runs" in refused["message"]
+    assert http.get(f"{API}/studies/{study_id}", headers=team.editor.headers).status_code == 200, "nothing changed"
+    for run_id in run_ids:
+        assert http.post(f"{API}/runs/{run_id}/cancel", headers=team.editor.headers).status_code == 200
+    assert http.delete(f"{API}/studies/{study_id}", params={"with_runs": "true"},
+                       headers=team.editor.headers).status_code == 204
+    error_of(http.get(f"{API}/studies/{study_id}", headers=team.editor.headers), 404, "STUDY_NOT_FOUND")
+    for run_id in run_ids:
+        error_of(http.get(f"{API}/runs/{run_id}", headers=team.editor.headers), 404, "RUN_NOT_FOUND")
+
+
 def test_viewers_read_editors_change_outsiders_see_nothing(app, admin, http, team, sample_id, idle_queue):
     study_id = launch_study(http, team, sample_id, idle_queue, methods=["lora"], seeds=[1])["study"]["id"]
     assert http.get(f"{API}/studies/{study_id}", headers=team.viewer.headers).status_code == 200
@@ -214,6 +230,9 @@ def test_the_cost_table_does_not_rank_eval_losses_across_base_models_and_says_wh
         run_id = created.json()["id"]
         points = [{"key": "eval/loss", "step": 10 * (i + 1), "value": v} for i, v in enumerate(losses)]
         assert http.post(f"{API}/runs/{run_id}/metrics", json={"points": points},
+                         headers=team.editor.headers).status_code == 200
+        # Only finished runs are compared.
+        assert http.post(f"{API}/runs/{run_id}/finish", json={"status": "succeeded"},
                          headers=team.editor.headers).status_code == 200
         run_ids.append(run_id)
     table = http.post(f"{API}/cost-table", json={"run_ids": run_ids}, headers=team.viewer.headers).json()

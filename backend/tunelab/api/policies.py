@@ -210,6 +210,7 @@ RunExporter = Annotated[Run, Depends(_run_policy(Role.editor, "exporting a merge
 RunLogger = Annotated[Run, Depends(_run_policy(Role.editor, "logging metrics"))]
 RunMetricsLogger = Annotated[RunRef, Depends(_run_ref_policy(Role.editor, "logging metrics"))]
 DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading"))]
+DatasetEditor = Annotated[Dataset, Depends(_dataset_policy(Role.editor, "deleting a dataset"))]
 StudyReader = Annotated[Study, Depends(_study_policy(Role.viewer, "reading"))]
 StudyEditor = Annotated[Study, Depends(_study_policy(Role.editor, "changing a study"))]
 ShareManaged = Annotated[ShareLink, Depends(_share_to_manage)]

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.core.text import INVALID_CHAR_MESSAGE, INVALID_JSON_ESCAPE, invalid_string_paths
-from tunelab.db.models import Dataset
+from tunelab.db.models import Dataset, Run, Study
 from tunelab.schemas.datasets import (
     MAX_NAME_LENGTH,
     DatasetPreviewPublic,
@@ -457,6 +457,38 @@ def _human_bytes(size: int) -> str:
 
 
 # ---------------------------------------------------------------- reading
+
+
+# A refusal names at most this many of the runs and studies that use a dataset, then says how many more.
+USERS_NAMED = 5
+
+
+def _named(kind: str, names: list[str]) -> str:
+    shown = ", ".join(names[:USERS_NAMED])
+    more = f" and {len(names) - USERS_NAMED} more" if len(names) > USERS_NAMED else ""
+    return f"{len(names)} {kind}{'s' if len(names) != 1 else ''} ({shown}{more})"
+
+
+def delete_dataset_for(session: Session, settings: Settings, dataset: Dataset, actor: Actor) -> None:
+    """A user deletes a dataset: refused while a run trained on it or a study makes runs from it (a run's config and
+    the cost table's eval split name it, and resuming or extending would need its rows); the samples that ship with
+    Tunelab are every user's and stay."""
+    if dataset.bundled:
+        raise AppError("DATASET_BUNDLED", f"{dataset.name} is a sample dataset that ships with Tunelab; it cannot be "
+                       "deleted", {"dataset_id": dataset.id})
+    runs = session.execute(select(Run.id, Run.name).where(Run.dataset_id == dataset.id).order_by(Run.id)).all()
+    studies = [study for study in session.scalars(select(Study).where(Study.project_id == dataset.project_id)
+                                                  .order_by(Study.id))
+               if study.spec.get("dataset_id") == dataset.id]
+    if runs or studies:
+        users = [_named("run", [f"{run.id} {run.name!r}" for run in runs])] if runs else []
+        users += [_named("study", [f"{study.id} {study.name!r}" for study in studies])] if studies else []
+        raise AppError("DATASET_IN_USE", f"dataset {dataset.name!r} is used by {' and '.join(users)}; delete them "
+                       "first", {"dataset_id": dataset.id, "run_ids": [run.id for run in runs],
+                                 "study_ids": [study.id for study in studies]})
+    audit.record(session, dataset.project_id, actor, "dataset.delete", "dataset", dataset.id,
+                 f"{actor.label} deleted dataset {dataset.name} ({dataset.row_count} rows)")
+    delete_dataset(session, settings, dataset)
 
 
 def delete_dataset(session: Session, settings: Settings, dataset: Dataset) -> None:

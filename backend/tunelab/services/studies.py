@@ -250,13 +250,25 @@ def clone_study(session: Session, settings: Settings, source: Study, body: Study
     return create_study(session, settings, create, broker, source.project_id, actor)
 
 
-def delete_study(session: Session, study: Study, actor: Actor) -> None:
-    """The study goes; its runs stay (detached), and its share links are revoked."""
-    session.execute(update(Run).where(Run.study_id == study.id).values(study_id=None))
+def delete_study(session: Session, settings: Settings, study: Study, actor: Actor, with_runs: bool = False) -> None:
+    """The study goes and its share links are revoked; its runs stay (detached), or with `with_runs` go too, with
+    their metrics and artifacts (refused, changing nothing, while one is queued or running)."""
+    if with_runs:
+        found = study_runs(session, study.id)
+        active = [run.id for run in found if not run.status.finished]
+        if active:
+            raise AppError("RUN_NOT_FINISHED", f"{len(active)} run(s) of this study are queued or running "
+                           f"({', '.join(map(str, active))}); cancel them first, or keep the runs",
+                           {"active_runs": active})
+        for run in found:
+            runs.delete_run(session, settings, run.id, actor)
+    else:
+        session.execute(update(Run).where(Run.study_id == study.id).values(study_id=None))
     for link in session.scalars(select(ShareLink).where(ShareLink.study_id == study.id)):
         shares.revoke_share(session, actor, link)
+    kept = "with its runs" if with_runs else "(its runs are kept)"
     audit.record(session, study.project_id, actor, "study.delete", "study", study.id,
-                 f"{actor.label} deleted study {study.name} (its runs are kept)")
+                 f"{actor.label} deleted study {study.name} {kept}")
     session.delete(study)
     session.flush()
 

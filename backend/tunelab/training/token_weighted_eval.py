@@ -9,7 +9,7 @@ batch size, up to float rounding.
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from trl import SFTTrainer
@@ -50,24 +50,26 @@ def sft_trainer_class() -> type["SFTTrainer"]:
     class TokenWeightedEvalSFTTrainer(SFTTrainer):
         _token_totals: TokenTotals | None = None
 
-        def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
-                            metric_key_prefix="eval"):
+        def evaluation_loop(self, dataloader: Any, description: str, prediction_loss_only: bool | None = None,
+                            ignore_keys: list[str] | None = None, metric_key_prefix: str = "eval") -> Any:
             self._token_totals = totals = TokenTotals()
             try:
                 output = super().evaluation_loop(dataloader, description, prediction_loss_only, ignore_keys,
                                                  metric_key_prefix)
             finally:
                 self._token_totals = None
+            metrics = cast(dict[str, float], output.metrics)  # set by the loop
             if totals.tokens:
-                output.metrics[f"{metric_key_prefix}_loss"] = totals.loss_sum / totals.tokens
+                metrics[f"{metric_key_prefix}_loss"] = totals.loss_sum / totals.tokens
                 # TRL's log averages these lists: one value each, weighted by tokens, replaces its per-batch means.
                 for key, total in totals.metric_sums.items():
                     self._metrics["eval"][key] = [total / totals.tokens]
             return output
 
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                         num_items_in_batch: Any = None) -> Any:
             totals = self._token_totals
-            if totals is None or self.model.training:
+            if totals is None or model.training:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             local_tokens = label_token_count(inputs)
             result = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)

@@ -237,7 +237,12 @@ export interface paths {
         get: operations["read_dataset_api_v1_datasets__dataset_id__get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete Dataset
+         * @description Delete a dataset and its stored file (kept while another dataset has the same content). Refused (409
+         *     DATASET_IN_USE, naming them) while runs trained on it or studies use it, and for the bundled samples.
+         */
+        delete: operations["delete_dataset_api_v1_datasets__dataset_id__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -999,7 +1004,7 @@ export interface paths {
         post?: never;
         /**
          * Delete Study
-         * @description The study goes; its runs are kept (no longer in a study) and its share links are revoked.
+         * @description The study goes and its share links are revoked; its runs are kept (no longer in a study) unless with_runs.
          */
         delete: operations["delete_study_api_v1_studies__study_id__delete"];
         options?: never;
@@ -3919,6 +3924,72 @@ export interface operations {
             };
         };
     };
+    delete_dataset_api_v1_datasets__dataset_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                dataset_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     read_dataset_preview_api_v1_datasets__dataset_id__preview_get: {
         parameters: {
             query?: {
@@ -6810,7 +6881,10 @@ export interface operations {
     };
     delete_study_api_v1_studies__study_id__delete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Delete the study's runs too, with their metrics and artifacts (409 while one is queued or running) */
+                with_runs?: boolean;
+            };
             header?: never;
             path: {
                 /** @description An id, 1 to 2^31-1 */
@@ -6847,6 +6921,15 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

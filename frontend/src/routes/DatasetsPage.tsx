@@ -5,6 +5,7 @@ import { Card, EmptyState, ErrorBox, Loading } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
 import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
 import { DatasetPreview } from "../features/datasets/components/DatasetPreview";
+import { DeleteDatasetButton } from "../features/datasets/components/DeleteDatasetButton";
 import { DatasetsTable } from "../features/datasets/components/DatasetsTable";
 import { UploadCard } from "../features/datasets/components/UploadCard";
 import { canEdit } from "../features/auth/roles";
@@ -39,6 +40,7 @@ export function DatasetsPage() {
           <DatasetsTable datasets={datasets.data.data} selectedId={selectedId} onSelect={select} />
         )}
       </Card>
+      {selected && editor && <DeleteDatasetButton key={`delete-${selected.id}`} dataset={selected} onDeleted={() => setSearchParams({}, { replace: true })} />}
       {selected && <DatasetPreview key={selected.id} dataset={selected} models={models.data?.data ?? []} />}
       {datasets.data && !selected && datasets.data.data.length > 0 && <p className="help">Choose a dataset to preview its rows and lengths.</p>}
     </>

@@ -29,8 +29,8 @@ const detail = {
   cost_table: {
     columns: [{ key: "best_eval_loss", label: "Best eval loss", unit: "", better: "lower", ranked: true }],
     rows: [
-      { cell: "lora", method: "lora", grid: {}, run_ids: [1, 2], values: { best_eval_loss: value(1.2) }, best: [] },
-      { cell: "ia3", method: "ia3", grid: {}, run_ids: [3, 4], values: { best_eval_loss: value(1.4) }, best: [] },
+      { cell: "lora", method: "lora", grid: {}, run_ids: [1, 2], finished_run_ids: [2], unfinished: ["run 1: running, step 2 of 4"], values: { best_eval_loss: value(1.2) }, best: [] },
+      { cell: "ia3", method: "ia3", grid: {}, run_ids: [3, 4], finished_run_ids: [3, 4], unfinished: [], values: { best_eval_loss: value(1.4) }, best: [] },
     ],
     target_loss: 1.4,
     notes: [],

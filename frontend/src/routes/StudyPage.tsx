@@ -13,13 +13,21 @@ const MAX_PLAYGROUND_RUNS = 6;
 
 export function StudyPage() {
   const { studyId = "" } = useParams();
-  const navigate = useNavigate();
   const id = Number(studyId);
   if (!Number.isInteger(id) || id < 1) return <NotFoundPage />;
+  return <ValidStudyPage key={id} id={id} />;
+}
+
+function ValidStudyPage({ id }: { id: number }) {
+  const navigate = useNavigate();
+  const { roleIn } = useSession();
+  const projectId = useQuery(studyQueryOptions(id)).data?.study.project_id;
+  // A viewer reads the study; Share, Clone, Extend and Delete are an editor's.
+  const canChange = projectId !== undefined && canEdit(roleIn(projectId));
   return (
     <>
-      <StudyView key={id} studyId={id} onCloned={(clone) => navigate(`/studies/${clone}`)} />
-      <StudyPlayground key={`playground-${id}`} studyId={id} />
+      <StudyView studyId={id} canChange={canChange} onCloned={(clone) => navigate(`/studies/${clone}`)} onDeleted={() => navigate("/studies")} />
+      <StudyPlayground studyId={id} />
     </>
   );
 }

@@ -12,7 +12,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser, parse_options_header
 
 from tunelab.api.deps import SessionDep, SettingsDep
-from tunelab.api.policies import DatasetReader, UserDep
+from tunelab.api.policies import DatasetEditor, DatasetReader, UserDep
 from tunelab.core.errors import AppError, responses
 from tunelab.core.settings import Settings
 from tunelab.core.text import INVALID_CHAR, INVALID_CHAR_MESSAGE
@@ -159,6 +159,14 @@ def read_datasets(
 @router.get("/datasets/{dataset_id}", response_model=DatasetPublic, responses=responses(401, 404, 422))
 def read_dataset(dataset: DatasetReader) -> Dataset:
     return dataset
+
+
+@router.delete("/datasets/{dataset_id}", status_code=status.HTTP_204_NO_CONTENT,
+               responses=responses(401, 403, 404, 409, 422))
+def delete_dataset(dataset: DatasetEditor, session: SessionDep, settings: SettingsDep, principal: UserDep) -> None:
+    """Delete a dataset and its stored file (kept while another dataset has the same content). Refused (409
+    DATASET_IN_USE, naming them) while runs trained on it or studies use it, and for the bundled samples."""
+    datasets_service.delete_dataset_for(session, settings, dataset, principal.actor)
 
 
 @router.get("/datasets/{dataset_id}/preview", response_model=DatasetPreviewPublic,

@@ -95,10 +95,12 @@ def clone_study(study: StudyEditor, session: SessionDep, settings: SettingsDep, 
     return studies.read_study(session, studies.get_study(session, launched.resource_id))
 
 
-@router.delete("/studies/{study_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404))
-def delete_study(study: StudyEditor, session: SessionDep, principal: ReaderDep) -> None:
-    """The study goes; its runs are kept (no longer in a study) and its share links are revoked."""
-    studies.delete_study(session, study, principal.actor)
+@router.delete("/studies/{study_id}", status_code=status.HTTP_204_NO_CONTENT, responses=responses(401, 403, 404, 409))
+def delete_study(study: StudyEditor, session: SessionDep, settings: SettingsDep, principal: ReaderDep,
+                 with_runs: Annotated[bool, Query(description="Delete the study's runs too, with their metrics and "
+                                                  "artifacts (409 while one is queued or running)")] = False) -> None:
+    """The study goes and its share links are revoked; its runs are kept (no longer in a study) unless with_runs."""
+    studies.delete_study(session, settings, study, principal.actor, with_runs)
 
 
 @router.post("/studies/{study_id}/shares", response_model=ShareCreated, status_code=status.HTTP_201_CREATED,

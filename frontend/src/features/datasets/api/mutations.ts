@@ -28,3 +28,12 @@ export function useUploadDataset() {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: datasetKeys.all, predicate: (query) => query.queryKey[1] !== "preview" }),
   });
 }
+
+/** Delete a dataset; the server refuses (409, naming them) while runs or studies use it, and the bundled samples. */
+export function useDeleteDataset() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (datasetId: number) => unwrap(await api.DELETE("/api/v1/datasets/{dataset_id}", { params: { path: { dataset_id: datasetId } } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: datasetKeys.all, predicate: (query) => query.queryKey[1] !== "preview" }),
+  });
+}

@@ -63,6 +63,19 @@ export function useCloneStudy(studyId: number) {
   });
 }
 
+/** Delete the study (its share links revoked); its runs are kept unless `withRuns`. */
+export function useDeleteStudy(studyId: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async (withRuns: boolean) =>
+      unwrap(await api.DELETE("/api/v1/studies/{study_id}", { params: { path: { study_id: studyId }, query: { with_runs: withRuns } } })),
+    onSuccess: () => {
+      queryClient.removeQueries({ queryKey: studyKeys.detail(studyId) });
+      return Promise.all([queryClient.invalidateQueries({ queryKey: studyKeys.all }), queryClient.invalidateQueries({ queryKey: ["runs"] })]);
+    },
+  });
+}
+
 export function useShareStudy(studyId: number) {
   return useMutation({
     mutationFn: async () =>

@@ -79,4 +79,33 @@ describe("StudyView", () => {
     await userEvent.click(screen.getByRole("button", { name: "Add runs" }));
     await waitFor(() => expect(extended).toEqual([{ seeds: [2, 3], methods: [], grid: { r: [8] } }]));
   });
+
+  it("shows no Share, Clone, Extend or Delete to one who may not change the study", async () => {
+    fakeApi();
+    renderInApp(<StudyView studyId={5} canChange={false} />);
+    await screen.findByTestId("study-cost-table");
+    expect(screen.queryByTestId("study-actions")).toBeNull();
+  });
+
+  it("deletes the study, its runs too when asked in the panel, and reports it", async () => {
+    const deleted: string[] = [];
+    fakeNetwork(async (request) => {
+      const url = new URL(request.url);
+      if (request.method === "GET" && url.pathname === "/api/v1/studies/5") return json(detail());
+      if (request.method === "POST" && url.pathname === "/api/v1/metrics/query") return json({ data: [] });
+      if (request.method === "DELETE" && url.pathname === "/api/v1/studies/5") {
+        deleted.push(url.search);
+        return new Response(null, { status: 204 });
+      }
+      return apiError(404, "NOT_FOUND", `${request.method} ${url.pathname} is not faked`);
+    });
+    let reported = false;
+    renderInApp(<StudyView studyId={5} onDeleted={() => (reported = true)} />);
+    await userEvent.click(await screen.findByTestId("study-delete"));
+    expect(screen.getByTestId("study-delete-panel")).toHaveTextContent("Keep its 2 runs");
+    await userEvent.click(screen.getByTestId("study-delete-with-runs"));
+    await userEvent.click(screen.getByTestId("study-delete-confirm"));
+    await waitFor(() => expect(reported).toBe(true));
+    expect(deleted).toEqual(["?with_runs=true"]);
+  });
 });

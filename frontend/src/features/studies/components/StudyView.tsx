@@ -9,7 +9,7 @@ import type { Run } from "../../../api/client";
 import { CopyField, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { absoluteUrl } from "../../../lib/url";
 import { ComparedMetricCharts, seriesByKey, useComparedMetrics, type RunSeriesSet } from "../../metrics";
-import { studyQueryOptions, useCloneStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
+import { studyQueryOptions, useCloneStudy, useDeleteStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
 import { type ParetoPoint } from "../pareto";
 import { parseList, parseSeeds } from "../plan";
 import { studySeriesSets } from "../seeds";
@@ -26,14 +26,26 @@ export function cellColor(index: number): string {
   return `hsl(${hue} 65% 42%)`;
 }
 
-export function StudyView({ studyId, readOnly = false, onCloned }: { studyId: number; readOnly?: boolean; onCloned?: (id: number) => void }) {
+type StudyViewProps = {
+  studyId: number;
+  /** A shared study: no links into the app and no actions. */
+  readOnly?: boolean;
+  /** The caller may change the study (an editor of its project): Share, Clone, Extend and Delete. */
+  canChange?: boolean;
+  onCloned?: (id: number) => void;
+  onDeleted?: () => void;
+};
+
+export function StudyView({ studyId, readOnly = false, canChange = true, onCloned, onDeleted }: StudyViewProps) {
   const study = useQuery(studyQueryOptions(studyId));
   if (study.isPending) return <Loading what="the study" />;
   if (study.error) return <ErrorBox error={study.error} />;
-  return <StudyContent detail={study.data} readOnly={readOnly} onCloned={onCloned} />;
+  return <StudyContent detail={study.data} readOnly={readOnly} canChange={canChange} onCloned={onCloned} onDeleted={onDeleted} />;
 }
 
-function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; readOnly: boolean; onCloned?: (id: number) => void }) {
+type StudyContentProps = Omit<StudyViewProps, "studyId"> & { detail: StudyDetail; readOnly: boolean; canChange: boolean };
+
+function StudyContent({ detail, readOnly, canChange, onCloned, onDeleted }: StudyContentProps) {
   const { study, runs, cost_table: table } = detail;
   const anyActive = runs.some((run) => !FINISHED.has(run.status));
   const metrics = useComparedMetrics(runs, MAX_POINTS, anyActive ? LIVE_REFRESH_MS : false);
@@ -75,7 +87,7 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
           {(study.spec.seeds ?? []).join(", ")}
         </span>
       </div>
-      {!readOnly && <StudyActions detail={detail} onCloned={onCloned} />}
+      {!readOnly && canChange && <StudyActions detail={detail} onCloned={onCloned} onDeleted={onDeleted} />}
       <section className="card compare-runs" data-testid="study-runs">
         {runs.map((run: Run) => (
           <span className="compare-chip" key={run.id} data-run-id={run.id} data-status={run.status}>
@@ -103,12 +115,13 @@ function StudyContent({ detail, readOnly, onCloned }: { detail: StudyDetail; rea
   );
 }
 
-function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (id: number) => void }) {
+function StudyActions({ detail, onCloned, onDeleted }: { detail: StudyDetail; onCloned?: (id: number) => void; onDeleted?: () => void }) {
   const studyId = detail.study.id;
   const share = useShareStudy(studyId);
   const clone = useCloneStudy(studyId);
   const extend = useExtendStudy(studyId);
   const [extending, setExtending] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const [seeds, setSeeds] = useState("");
   const [methods, setMethods] = useState("");
   const gridParams = Object.keys(detail.study.spec.grid ?? {});
@@ -147,6 +160,9 @@ function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (i
       <button type="button" data-testid="study-extend" onClick={() => setExtending((open) => !open)}>
         Extend
       </button>
+      <button type="button" className="danger" data-testid="study-delete" onClick={() => setDeleting((open) => !open)}>
+        Delete
+      </button>
       {extending && (
         <span className="study-extend">
           <input aria-label="More seeds" placeholder="More seeds, e.g. 7, 8" value={seeds} onChange={(e) => setSeeds(e.target.value)} />
@@ -166,9 +182,41 @@ function StudyActions({ detail, onCloned }: { detail: StudyDetail; onCloned?: (i
         </span>
       )}
       {extendError && <span className="field-error" role="alert">{extendError}</span>}
+      {deleting && <DeleteStudyPanel detail={detail} onCancel={() => setDeleting(false)} onDeleted={onDeleted} />}
       {share.error && <ErrorBox error={share.error} />}
       {clone.error && <ErrorBox error={clone.error} />}
       {extra}
     </section>
+  );
+}
+
+/** Asks whether the study's runs go with it (kept by default), then deletes; a refusal (a run still active) shows here. */
+function DeleteStudyPanel({ detail, onCancel, onDeleted }: { detail: StudyDetail; onCancel: () => void; onDeleted?: () => void }) {
+  const remove = useDeleteStudy(detail.study.id);
+  const [withRuns, setWithRuns] = useState(false);
+  const count = detail.runs.length;
+  return (
+    <div className="study-delete" role="group" aria-labelledby="study-delete-title" data-testid="study-delete-panel">
+      <strong id="study-delete-title">Delete study “{detail.study.name}”?</strong>
+      <label className="checkbox-label">
+        <input type="radio" name="study-delete-runs" checked={!withRuns} onChange={() => setWithRuns(false)} />
+        Keep its {count} run{count === 1 ? "" : "s"} (they stay in the runs table, outside any study)
+      </label>
+      <label className="checkbox-label">
+        <input type="radio" name="study-delete-runs" data-testid="study-delete-with-runs" checked={withRuns} onChange={() => setWithRuns(true)} />
+        Delete its {count} run{count === 1 ? "" : "s"} too, with their metrics and artifacts
+      </label>
+      <button type="button" className="danger" data-testid="study-delete-confirm" disabled={remove.isPending} onClick={() => remove.mutate(withRuns, { onSuccess: onDeleted })}>
+        Delete study
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+      {remove.error && (
+        <span className="field-error" role="alert">
+          {remove.error.message}
+        </span>
+      )}
+    </div>
   );
 }
