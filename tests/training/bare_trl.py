@@ -5,8 +5,17 @@ Tunelab's engine must reproduce these per-step losses; the end-to-end worker tes
 """
 
 import json
+import math
 import random
 from pathlib import Path
+
+
+def recorded_warmup_steps(params: dict) -> float | int:
+    """The warmup as a run's record states it (config.json's resolved warmup_steps): the ratio's whole steps, rounded
+    down, when max_steps is set; otherwise the ratio, as transformers takes it."""
+    if params["max_steps"]:
+        return math.floor(params["warmup_ratio"] * params["max_steps"])
+    return params["warmup_ratio"]
 
 
 def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: str = "full",
@@ -50,7 +59,7 @@ def bare_trl_losses(model_dir, dataset_path, params: dict, output_dir, method: s
         num_train_epochs=params["num_train_epochs"],
         learning_rate=params["learning_rate"],
         lr_scheduler_type=params["lr_scheduler_type"],
-        warmup_steps=params["warmup_ratio"],
+        warmup_steps=recorded_warmup_steps(params),
         per_device_train_batch_size=params["per_device_train_batch_size"],
         per_device_eval_batch_size=params["per_device_train_batch_size"],
         gradient_accumulation_steps=params["gradient_accumulation_steps"],
@@ -98,7 +107,7 @@ def _common_args(params: dict, output_dir, has_eval: bool) -> dict:
     return dict(
         output_dir=str(output_dir), max_steps=params["max_steps"] or -1, num_train_epochs=params["num_train_epochs"],
         learning_rate=params["learning_rate"], lr_scheduler_type=params["lr_scheduler_type"],
-        warmup_steps=params["warmup_ratio"], per_device_train_batch_size=params["per_device_train_batch_size"],
+        warmup_steps=recorded_warmup_steps(params), per_device_train_batch_size=params["per_device_train_batch_size"],
         per_device_eval_batch_size=params["per_device_train_batch_size"],
         gradient_accumulation_steps=params["gradient_accumulation_steps"], max_length=params["max_length"],
         weight_decay=params["weight_decay"], eval_strategy="steps" if has_eval else "no",

@@ -1,6 +1,7 @@
 """The engine on the bundled tiny model: metrics, artifacts, summary, and that saved results reload exactly."""
 
 import json
+import random
 
 import pytest
 import torch
@@ -50,10 +51,20 @@ def test_lora_trains_reports_and_its_adapter_reloads_exactly(train, assets):
     assert (out / "tokenizer" / "tokenizer.json").exists()
     config = json.loads((out / "config.json").read_text())
     assert config["method"] == "lora" and config["params"] == job.params and "trl" in config["versions"]
+    # What the trainer resolved is recorded: 3 % of 4 steps is no warmup (rounded up, it was one step at lr 0).
+    resolved = config["resolved"]
+    assert resolved["warmup_steps"] == 0 and resolved["total_steps"] == 4
+    assert resolved["optimizer"].startswith("adamw") and resolved["per_device_eval_batch_size"] >= 1
     assert any("loss" in entry for entry in read_jsonl(out / "trainer_log.jsonl"))
 
     samples = read_jsonl(out / "samples.jsonl")
     assert 2 <= len(samples) <= 3
+    # The eval rows picked again from the recorded rule and split seed alone: the samples are the first of them.
+    rows = read_jsonl(assets.sample_dataset)
+    count = min(len(rows) - 1, max(1, round(len(rows) * config["params"]["eval_split"])))
+    eval_rows = [rows[i] for i in sorted(random.Random(config["split_seed"]).sample(range(len(rows)), count))]
+    assert "random.Random(split_seed).sample" in resolved["eval_split_rule"]
+    assert [s["expected"] for s in samples] == [row["output"] for row in eval_rows[:len(samples)]]
     reloaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(assets.tiny_model), out / "adapter")
     reloaded.eval()
     for sample in samples:

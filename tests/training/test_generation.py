@@ -82,3 +82,21 @@ def test_a_trained_adapter_generates_with_its_runs_tokenizer_and_stays_warm(trai
     assert cache.get(source) is tuned and loads == [source, base], "a model used again is not loaded again"
     cache.get(ModelSource(base=str(assets.tiny_model), tokenizer_dir=source.tokenizer_dir))
     assert base not in cache and source in cache, "the least recently used model leaves first"
+
+
+def test_sample_generation_after_training_stops_at_its_time_budget(assets, tmp_path):
+    """A spent budget leaves completions not begun as null and marks the samples; with time left they are written."""
+    import json
+
+    from tunelab.training.engine import write_samples
+    from tunelab.training.models import load_model_and_tokenizer
+
+    model, tokenizer = load_model_and_tokenizer(str(assets.tiny_model))
+    records = [{"text": "one two three four five six"}, {"text": "seven eight nine ten"}]
+    spent, ample = tmp_path / "spent.jsonl", tmp_path / "ample.jsonl"
+    write_samples(model, tokenizer, records, spent, time_budget_s=0.0)
+    write_samples(model, tokenizer, records, ample, time_budget_s=600.0)
+    cut = [json.loads(line) for line in spent.read_text().splitlines()]
+    whole = [json.loads(line) for line in ample.read_text().splitlines()]
+    assert [s["completion"] for s in cut] == [None, None] and all(s["time_budget_exceeded"] for s in cut)
+    assert all(isinstance(s["completion"], str) and "time_budget_exceeded" not in s for s in whole)

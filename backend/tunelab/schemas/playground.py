@@ -71,7 +71,10 @@ class RunSamplePublic(BaseModel):
     expected: str
     base: str | None = Field(description="The base model's greedy completion (runs trained before it was written "
                                          "have none)")
-    tuned: str = Field(description="The trained model's greedy completion")
+    tuned: str | None = Field(description="The trained model's greedy completion (None: not begun within the "
+                                          "time budget of sample generation)")
+    cut_short: bool = Field(False, description="Sample generation ran out of its time budget: completions may be cut "
+                                               "or missing")
 
 
 class RunSamplesPublic(BaseModel):

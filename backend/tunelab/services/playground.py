@@ -402,4 +402,4 @@ def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
         return []
     samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [{"prompt": s["prompt"], "expected": s.get("expected", ""), "base": s.get("base_completion"),
-             "tuned": s.get("completion", "")} for s in samples]
+             "tuned": s.get("completion", ""), "cut_short": bool(s.get("time_budget_exceeded"))} for s in samples]

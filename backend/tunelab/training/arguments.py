@@ -1,6 +1,7 @@
 """What every objective's TRL trainer shares: its config's arguments from a run's validated params, and the trainer's
 own arguments (model, datasets, tokenizer, PEFT config, callbacks) from the engine's inputs."""
 
+import math
 import os
 from typing import Any
 
@@ -27,7 +28,7 @@ def trainer_arguments(inputs: TrainerInputs) -> dict[str, Any]:
         "num_train_epochs": params.num_train_epochs,
         "learning_rate": params.learning_rate,
         "lr_scheduler_type": params.lr_scheduler_type,
-        "warmup_steps": params.warmup_ratio,  # a float below 1 is a ratio of the total steps
+        "warmup_steps": warmup_steps(params.warmup_ratio, params.max_steps),
         "per_device_train_batch_size": params.per_device_train_batch_size,
         "per_device_eval_batch_size": params.per_device_train_batch_size,
         "gradient_accumulation_steps": params.gradient_accumulation_steps,
@@ -54,6 +55,18 @@ def trainer_arguments(inputs: TrainerInputs) -> dict[str, Any]:
         "report_to": "none",
         "disable_tqdm": True,
     }
+
+
+def warmup_steps(warmup_ratio: float, max_steps: int | None) -> float | int:
+    """The warmup as transformers takes it: whole steps when the run's length is known, else the ratio.
+
+    transformers rounds a ratio's steps up, and its linear warmup's first step has a learning rate of 0: 3 % of a
+    33-step run made one warmup step, so the run's first step learned nothing. Whole steps are rounded down here, so
+    a warmup shorter than a step is none. A run of epochs keeps the ratio (its length is known once the trainer
+    counts its batches); its resolved steps are in the run's config.json."""
+    if max_steps:
+        return math.floor(warmup_ratio * max_steps)
+    return warmup_ratio
 
 
 def deepspeed_config(zero_stage: int) -> dict[str, Any]:

@@ -53,6 +53,9 @@ logger = logging.getLogger("tunelab.training")
 SAMPLE_COUNT = 3
 SAMPLE_LOGITS = 16
 SAMPLE_NEW_TOKENS = 8
+# Generation after training gets this long in all, the base model's completions included (a DoRA adapter on a real
+# model generated for 4+ minutes while the run showed nothing): what is not done by then is left out and said so.
+SAMPLE_TIME_BUDGET_S = 90.0
 
 
 def read_jsonl(path: Path) -> list[Record]:
@@ -60,8 +63,15 @@ def read_jsonl(path: Path) -> list[Record]:
         return [json.loads(line) for line in lines if line.strip()]
 
 
+# How split_records picks the eval rows, in the run's config.json: enough to pick the same rows without this code.
+EVAL_SPLIT_RULE = ("n = rows after conversion, in file order; if eval_split > 0 and n >= 2: k = min(n - 1, max(1, "
+                   "round(n * eval_split))) and the eval rows are the indices random.Random(split_seed).sample("
+                   "range(n), k) (Python's random), both splits kept in file order")
+
+
 def split_records(records: list[Record], eval_fraction: float, seed: int) -> tuple[list[Record], list[Record]]:
-    """(train, eval): a seeded random `eval_fraction` of the records held out (at least one), both in file order."""
+    """(train, eval): a seeded random `eval_fraction` of the records held out (at least one), both in file order
+    (EVAL_SPLIT_RULE says the same for a reader of the run's config)."""
     if eval_fraction <= 0 or len(records) < 2:
         return records, []
     eval_count = min(len(records) - 1, max(1, round(len(records) * eval_fraction)))
@@ -131,13 +141,29 @@ def sample_prompt(record: Record, tokenizer: "PreTrainedTokenizerBase") -> tuple
     return decode(tokenizer, ids[:half]), decode(tokenizer, ids[half:])
 
 
-def _greedy_completion(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", input_ids: "torch.Tensor") -> str:
+class GenerationBudget:
+    """Seconds left for the samples' generation; each completion gets what is left (transformers' max_time stops a
+    generation mid-way), and none is started once it is spent."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+def _greedy_completion(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", input_ids: "torch.Tensor",
+                       budget: GenerationBudget | None = None) -> str | None:
+    """The greedy completion; None when the budget was spent before it began."""
     import torch
 
+    max_time = budget.left() if budget is not None else None
+    if max_time is not None and max_time <= 0:
+        return None
     with torch.no_grad():
         generated = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                    max_new_tokens=SAMPLE_NEW_TOKENS, do_sample=False,
-                                   pad_token_id=tokenizer.pad_token_id)
+                                   pad_token_id=tokenizer.pad_token_id, max_time=max_time)
     # Prompt-learning PEFT models return only the new tokens; the others return prompt + new tokens.
     prompt_length = input_ids.shape[1]
     new_ids = generated[0, prompt_length:] if generated.shape[1] > SAMPLE_NEW_TOKENS else generated[0]
@@ -145,7 +171,8 @@ def _greedy_completion(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBas
 
 
 def _base_completions(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", prompts: list["torch.Tensor"],
-                      load_base_model: "Callable[[], CausalLM] | None") -> list[str | None]:
+                      load_base_model: "Callable[[], CausalLM] | None",
+                      budget: GenerationBudget) -> list[str | None]:
     """The base model's greedy completions of the same prompts, beside the trained model's in the samples table: a
     PEFT model's with its adapter switched off, a full fine-tuning's from the base loaded again (none without a
     loader)."""
@@ -155,24 +182,27 @@ def _base_completions(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase
         if model.peft_config[model.active_adapter].is_prompt_learning:
             # The virtual tokens live beside the base model, which is unchanged.
             base = cast("TrainedModel", model.get_base_model())
-            return [_greedy_completion(base, tokenizer, ids) for ids in prompts]
+            return [_greedy_completion(base, tokenizer, ids, budget) for ids in prompts]
         with model.disable_adapter():
-            return [_greedy_completion(model, tokenizer, ids) for ids in prompts]
-    if load_base_model is None:
+            return [_greedy_completion(model, tokenizer, ids, budget) for ids in prompts]
+    if load_base_model is None or budget.left() <= 0:
         return [None for _ in prompts]
     device = next(model.parameters()).device
     base = load_base_model().to(device).eval()  # type: ignore[arg-type]  # PreTrainedModel.to's wraps-typed signature
-    completions: list[str | None] = [_greedy_completion(base, tokenizer, ids) for ids in prompts]
+    completions: list[str | None] = [_greedy_completion(base, tokenizer, ids, budget) for ids in prompts]
     del base
     return completions
 
 
 def write_samples(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", records: list[Record],
-                  path: Path, load_base_model: "Callable[[], CausalLM] | None" = None) -> None:
+                  path: Path, load_base_model: "Callable[[], CausalLM] | None" = None,
+                  time_budget_s: float = SAMPLE_TIME_BUDGET_S) -> None:
     """Greedy completions and last-position logits of the trained model for a few fixed eval prompts, and the base
-    model's completions of them."""
+    model's completions of them, within `time_budget_s` in all: a completion cut short by it is marked, and one not
+    begun is null."""
     import torch
 
+    budget = GenerationBudget(time_budget_s)
     model.eval()
     device = next(model.parameters()).device
     chosen = [sample_prompt(record, tokenizer) for record in records[:SAMPLE_COUNT]]
@@ -186,12 +216,16 @@ def write_samples(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", r
             "prompt": prompt,
             "prompt_token_ids": ids,
             "expected": expected,
-            "completion": _greedy_completion(model, tokenizer, input_ids),
+            "completion": _greedy_completion(model, tokenizer, input_ids, budget),
             "logits": logits.float().cpu().tolist(),
         })
-    for sample, base_completion in zip(samples, _base_completions(model, tokenizer, inputs, load_base_model),
+    for sample, base_completion in zip(samples, _base_completions(model, tokenizer, inputs, load_base_model, budget),
                                        strict=True):
         sample["base_completion"] = base_completion
+    if budget.left() <= 0:
+        logger.warning("sample generation stopped after its %.0f s budget", time_budget_s)
+        for sample in samples:
+            sample["time_budget_exceeded"] = True
     with path.open("w", encoding="utf-8") as out:
         for sample in samples:
             out.write(json.dumps(sample) + "\n")
@@ -348,6 +382,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
 
     history = trainer.state.log_history
     trained = trained_model(trainer)
+    if main_process:
+        run_config["resolved"] = resolved_training(trainer, objective.name)
+        (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
     if not callback.canceled:
         evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
         if eval_records and not evaluated_last_step:
@@ -371,6 +408,28 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     sink.set_summary(summary)
     logger.info("%s: %s", "canceled" if callback.canceled else "finished", summary)
     return TrainingResult(canceled=callback.canceled, summary=summary)
+
+
+def resolved_training(trainer: "Trainer", objective: str) -> dict[str, Any]:
+    """What decided the run's numbers beyond its params, as the trainer resolved it: with the params and the split
+    rule, an independent script reproduces the run from its config.json alone."""
+    args = trainer.args
+    optimizer = getattr(args.optim, "value", args.optim)
+    return {
+        "optimizer": str(optimizer),
+        "adam_betas": [args.adam_beta1, args.adam_beta2],
+        "adam_epsilon": args.adam_epsilon,
+        "max_grad_norm": args.max_grad_norm,
+        "total_steps": trainer.state.max_steps,
+        "warmup_steps": args.get_warmup_steps(trainer.state.max_steps),
+        "lr_scheduler": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
+        "per_device_eval_batch_size": args.per_device_eval_batch_size,
+        "eval_split_rule": EVAL_SPLIT_RULE,
+        "eval_loss": ("token-weighted mean of the next-token loss over every label token of the eval split"
+                      if objective in ("sft", "pretrain") else "mean of the per-example loss over the eval split"),
+        "sample_generation": {"greedy": True, "max_new_tokens": SAMPLE_NEW_TOKENS, "rows": SAMPLE_COUNT,
+                              "time_budget_s": SAMPLE_TIME_BUDGET_S},
+    }
 
 
 def save_trained(trainer: "Trainer", folder: Path) -> None:

@@ -2517,15 +2517,21 @@ export interface components {
              * @description The base model's greedy completion (runs trained before it was written have none)
              */
             base: string | null;
+            /**
+             * Cut Short
+             * @description Sample generation ran out of its time budget: completions may be cut or missing
+             * @default false
+             */
+            cut_short: boolean;
             /** Expected */
             expected: string;
             /** Prompt */
             prompt: string;
             /**
              * Tuned
-             * @description The trained model's greedy completion
+             * @description The trained model's greedy completion (None: not begun within the time budget of sample generation)
              */
-            tuned: string;
+            tuned: string | null;
         };
         /** RunSamplesPublic */
         RunSamplesPublic: {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatBytes, formatDateTime, formatDuration, formatNumber, formatPercent, formatRelative, runDuration } from "./format";
+import { formatBytes, formatDateTime, formatDuration, formatNumber, formatPercent, formatRelative, runDuration, runningProgressText } from "./format";
 
 describe("format", () => {
   it("shows losses with four significant digits and tiny values in exponent form", () => {
@@ -36,5 +36,14 @@ describe("formatRelative", () => {
   it("shows a dash for never and a full date far away", () => {
     expect(formatRelative(null, now)).toBe("—");
     expect(formatRelative("2024-01-01T00:00:00Z", now)).toBe(formatDateTime("2024-01-01T00:00:00Z"));
+  });
+});
+
+describe("runningProgressText", () => {
+  it("says what a running run does where an ETA would mislead: starting before the first step, finishing after the last", () => {
+    expect(runningProgressText({ current_step: 0, total_steps: 30, eta_seconds: null, percent: 0 })).toBe("step 0 / 30 · 0 % · starting (loading the model, first eval)");
+    expect(runningProgressText({ current_step: 12, total_steps: 30, eta_seconds: 90 })).toBe("step 12 / 30 · ETA 1 min 30 s");
+    expect(runningProgressText({ current_step: 30, total_steps: 30, eta_seconds: 0, percent: 100 })).toBe("step 30 / 30 · 100 % · finishing (eval, save)");
+    expect(runningProgressText({ current_step: 5, total_steps: null, eta_seconds: null })).toBe("step 5");
   });
 });

@@ -63,3 +63,18 @@ export function formatRelative(iso: string | null | undefined, now: number = Dat
   const amount = `${Math.max(1, Math.round(value))} ${unit}`;
   return seconds < 0 ? `${amount} ago` : `in ${amount}`;
 }
+
+type Progress = { current_step: number; total_steps: number | null; eta_seconds: number | null; percent?: number | null };
+
+/**
+ * A running run's progress in words: its step, then what it is doing where an ETA would mislead. Before the first
+ * step the process loads the model and runs the first eval (minutes on a real model), and after the last one it
+ * runs the final eval and saves: an "ETA 0 s" there read as stuck.
+ */
+export function runningProgressText({ current_step, total_steps, eta_seconds, percent }: Progress): string {
+  const at = total_steps ? `step ${current_step} / ${total_steps}` : `step ${current_step}`;
+  const steps = percent !== null && percent !== undefined ? `${at} · ${percent.toFixed(0)} %` : at;
+  if (current_step === 0) return `${steps} · starting (loading the model, first eval)`;
+  if (total_steps && current_step >= total_steps) return `${steps} · finishing (eval, save)`;
+  return eta_seconds !== null ? `${steps} · ETA ${formatDuration(eta_seconds)}` : steps;
+}

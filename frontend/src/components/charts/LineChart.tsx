@@ -6,7 +6,7 @@ import "uplot/dist/uPlot.min.css";
 
 import { formatBytes, formatNumber } from "../../lib/format";
 import { countPoints, ema, type XAxisKind } from "../../lib/series";
-import { BYTE_TICK_INCREMENTS, formatAxisX, formatAxisY, formatByteTicks, withAlpha } from "./format";
+import { BYTE_TICK_INCREMENTS, formatAxisX, formatAxisYTicks, formatByteTicks, withAlpha } from "./format";
 import {
   AXIS_FONT,
   joinZoomGroup,
@@ -184,7 +184,7 @@ export function LineChart({
         {
           ...axisStyle,
           size: (_u, labels) => yAxisSize(labels, measureAxisLabel),
-          values: (_u, splits) => (unit === "bytes" ? formatByteTicks(splits) : splits.map((v) => formatAxisY(v))),
+          values: (_u, splits) => (unit === "bytes" ? formatByteTicks(splits) : formatAxisYTicks(splits)),
           incrs: unit === "bytes" ? BYTE_TICK_INCREMENTS : undefined,
         },
       ],

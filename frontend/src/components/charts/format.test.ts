@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatAxisX, formatAxisY, formatByteTicks, formatShortDuration, withAlpha } from "./format";
+import { formatAxisX, formatAxisY, formatAxisYTicks, formatByteTicks, formatShortDuration, withAlpha } from "./format";
 
 describe("chart formats", () => {
   it("labels y ticks compactly and leaves unlabelled log ticks empty", () => {
@@ -29,5 +29,15 @@ describe("byte axis", () => {
     expect(new Set(formatByteTicks([573_000_000, 573_200_000, 573_400_000])).size).toBe(3);
     expect(formatByteTicks([0, 2 * 2 ** 30, 4 * 2 ** 30])).toEqual(["0 GiB", "2 GiB", "4 GiB"]);
     expect(formatByteTicks([0, 512])).toEqual(["0 B", "512 B"]);
+  });
+});
+
+describe("formatAxisYTicks", () => {
+  it("gives narrow-range ticks the digits they need to differ, and keeps wide ones short", () => {
+    expect(formatAxisYTicks([6.255, 6.2575, 6.26, 6.2625])).toEqual(["6.255", "6.258", "6.26", "6.263"]);
+    expect(formatAxisYTicks([6.26, 6.265, 6.27])).toEqual(["6.26", "6.265", "6.27"]);
+    expect(formatAxisYTicks([0, 2.5, 5, 7.5])).toEqual(["0", "2.5", "5", "7.5"]);
+    expect(formatAxisYTicks([1.00001, 1.00002, null])).toEqual(["1.00001", "1.00002", ""]);
+    expect(formatAxisYTicks([2.5e5, 2.51e5])).toEqual(["2.5e5", "2.51e5"]);
   });
 });

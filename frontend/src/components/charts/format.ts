@@ -30,14 +30,30 @@ export function formatAxisX(value: number | null | undefined, kind: XAxisKind): 
 }
 
 /** Compact y tick labels: 0.004, 5.75, 1e-4, 2.5e5; empty for the ticks uPlot leaves unlabelled (log scales). */
-export function formatAxisY(value: number | null | undefined): string {
+export function formatAxisY(value: number | null | undefined, digits = 3): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return "";
   const abs = Math.abs(value);
   if (value !== 0 && (abs >= 1e5 || abs < 1e-3)) {
-    const [mantissa, exponent] = value.toExponential(1).split("e");
-    return `${mantissa.replace(/\.0$/, "")}e${Number(exponent)}`;
+    const [mantissa, exponent] = value.toExponential(Math.max(1, digits - 2)).split("e");
+    return `${mantissa.replace(/\.?0+$/, "")}e${Number(exponent)}`;
   }
-  return formatNumber(value, 3);
+  return formatNumber(value, digits);
+}
+
+/**
+ * A y axis' tick labels, each as short as formatAxisY makes it, but with as many significant digits as the ticks
+ * need to read apart: a narrow range (a loss between 6.255 and 6.262) labelled "6.26, 6.26, 6.25" told nothing.
+ */
+export function formatAxisYTicks(splits: readonly (number | null | undefined)[]): string[] {
+  for (let digits = 3; digits < 10; digits++) {
+    const labels = splits.map((v) => formatAxisY(v, digits));
+    const distinct = labels.every((label, i) => {
+      if (i === 0 || label === "" || labels[i - 1] === "") return true;
+      return label !== labels[i - 1] || splits[i] === splits[i - 1];
+    });
+    if (distinct) return labels;
+  }
+  return splits.map((v) => formatAxisY(v, 10));
 }
 
 /** The colour with an alpha: for hsl()/rgb() strings in CSS colour level 4 form and #rrggbb. */

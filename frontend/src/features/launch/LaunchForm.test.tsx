@@ -169,6 +169,22 @@ describe("LaunchForm", () => {
     await waitFor(() => expect(screen.queryByTestId("field-error-params.target_modules")).not.toBeInTheDocument());
   });
 
+  it("moves focus to a summary of what to fix after a refused launch, linking each field", async () => {
+    fakeApi(() =>
+      apiError(422, "VALIDATION_ERROR", "params.r: must be at least 1", [{ field: "params.r", message: "must be at least 1", type: "value_error" }]),
+    );
+    renderForm();
+    const user = userEvent.setup();
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    const summary = await screen.findByTestId("launch-error-summary");
+    expect(summary).toHaveAttribute("role", "alert");
+    expect(summary).toHaveTextContent("The run was not launched: one field needs attention · params.r: must be at least 1");
+    await waitFor(() => expect(summary.parentElement).toHaveFocus());
+    await user.click(within(summary).getByRole("link", { name: "params.r" }));
+    expect(screen.getByLabelText("R")).toHaveFocus();
+  });
+
   it("offers only the declared queues, each with its workers, and sends the one chosen", async () => {
     const sent = fakeApi(() => json({ id: 43 } as Run, 201));
     renderForm();

@@ -1,6 +1,6 @@
 // The launch form: what to train (objective, method, model, dataset) and the method's parameters from its schema.
-import { useMemo, useState } from "react";
-import type { FormEvent, ReactNode } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { FormEvent, MouseEvent, ReactNode } from "react";
 import { Link, useNavigate } from "react-router";
 
 import { ApiError } from "../../api/client";
@@ -35,6 +35,19 @@ export function LaunchForm({
   /** Params the user typed; they survive a change of method where the new method has the same field. */
   const [edited, setEdited] = useState<FormValues>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
+  // After a refused launch focus lands on the summary of what to fix (it was left on <body>): each failure counts, so
+  // the same refusal twice focuses it again.
+  const [failedSubmits, setFailedSubmits] = useState(0);
+  const summaryRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (failedSubmits > 0) summaryRef.current?.focus();
+  }, [failedSubmits]);
+  const focusField = (event: MouseEvent, path: string) => {
+    const field = document.getElementById(`field-${path}`);
+    if (!field) return;
+    event.preventDefault();
+    field.focus();
+  };
   const [topError, setTopError] = useState<string | null>(null);
 
   const objective = catalog.objectives.find((o) => o.name === choice.objective);
@@ -99,7 +112,10 @@ export function LaunchForm({
     if (!choice.dataset) local.dataset = "Choose a dataset";
     setTopError(null);
     setErrors(local);
-    if (Object.keys(local).length > 0) return;
+    if (Object.keys(local).length > 0) {
+      setFailedSubmits((count) => count + 1);
+      return;
+    }
     create.mutate(
       {
         name: choice.name.trim() || null,
@@ -118,6 +134,7 @@ export function LaunchForm({
           const fieldErrors = error instanceof ApiError ? error.fieldErrors() : {};
           setErrors(fieldErrors);
           setTopError(Object.keys(fieldErrors).length > 0 ? null : error.message);
+          setFailedSubmits((count) => count + 1);
         },
       },
     );
@@ -128,7 +145,23 @@ export function LaunchForm({
 
   return (
     <form onSubmit={submit} noValidate className="launch-form">
-      {topError && <ErrorBox error={topError} />}
+      <div ref={summaryRef} tabIndex={-1} className="error-summary-anchor">
+        {failedSubmits > 0 && Object.keys(errors).length > 0 && (
+          <div className="error-box" role="alert" data-testid="launch-error-summary">
+            The run was not launched: {Object.keys(errors).length === 1 ? "one field needs" : `${Object.keys(errors).length} fields need`} attention ·{" "}
+            {Object.entries(errors).map(([path, message], index) => (
+              <span key={path}>
+                {index > 0 && " · "}
+                <a href={`#field-${path}`} onClick={(event) => focusField(event, path)}>
+                  {path}
+                </a>
+                : {message}
+              </span>
+            ))}
+          </div>
+        )}
+        {topError && <ErrorBox error={topError} />}
+      </div>
       {unmatched.length > 0 && <ErrorBox error={unmatched.map(([path, message]) => `${path}: ${message}`).join(" · ")} />}
 
       <Card title="What to train">

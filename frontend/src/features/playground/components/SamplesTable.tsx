@@ -11,6 +11,11 @@ export function SamplesTable({ runId }: { runId: number }) {
   return (
     <Card title="Samples" testId="samples-table">
       <p className="help">Greedy completions of a few held-out prompts, written when training ended.</p>
+      {samples.data.data.some((sample) => sample.cut_short) && (
+        <p className="notice" data-testid="samples-cut-short">
+          Sample generation ran out of its time budget: some completions are cut short or not recorded.
+        </p>
+      )}
       <div className="table-scroll">
         <table className="samples">
           <thead>

@@ -3,14 +3,12 @@ import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
 import { ProgressBar, StatusBadge } from "../../../components/ui/ui";
-import { formatDuration } from "../../../lib/format";
+import { runningProgressText } from "../../../lib/format";
 import { attemptLabel } from "../resume";
 
 /** `actions` (the signed-in page's buttons) also bring the link to the run's study, which a shared page cannot open. */
 export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
   const { progress } = run;
-  const stepLabel = progress.total_steps ? `step ${progress.current_step} / ${progress.total_steps}` : `step ${progress.current_step}`;
-  const eta = progress.eta_seconds !== null ? ` · ETA ${formatDuration(progress.eta_seconds)}` : "";
 
   return (
     <section className="card run-header" data-testid="run-header">
@@ -51,7 +49,7 @@ export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
       )}
       {run.status === "running" && (
         <div className="run-progress" data-testid="run-progress">
-          <ProgressBar percent={progress.percent} label={`${stepLabel}${progress.percent !== null ? ` · ${progress.percent.toFixed(0)} %` : ""}${eta}`} />
+          <ProgressBar percent={progress.percent} label={runningProgressText(progress)} />
         </div>
       )}
     </section>

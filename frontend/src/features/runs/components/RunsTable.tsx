@@ -4,7 +4,7 @@ import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
 import { ProgressBar, StatusBadge } from "../../../components/ui/ui";
-import { formatBytes, formatDuration, formatNumber, formatPercent, runDuration } from "../../../lib/format";
+import { formatBytes, formatDuration, formatNumber, formatPercent, runDuration, runningProgressText } from "../../../lib/format";
 import { SUMMARY_COLUMNS } from "./runsView";
 import type { ColumnId, RunsView, SortField, SummaryColumnId } from "./runsView";
 
@@ -240,14 +240,13 @@ export function RunsTable({ runs, datasetNames, columns, view, onSort, selected,
 }
 
 function RunProgress({ run }: { run: Run }) {
-  const { current_step, total_steps, percent, eta_seconds } = run.progress;
+  const { current_step, total_steps, percent } = run.progress;
   const steps = total_steps ? `step ${current_step} / ${total_steps}` : `step ${current_step}`;
   if (run.status === "queued") {
     return <span className="help">{run.queue_position ? `queue position ${run.queue_position}` : "queued"}</span>;
   }
   if (run.status === "running") {
-    const eta = eta_seconds !== null ? ` · ETA ${formatDuration(eta_seconds)}` : "";
-    return <ProgressBar percent={percent} label={`${steps}${eta}`} />;
+    return <ProgressBar percent={percent} label={runningProgressText({ ...run.progress, percent: null })} />;
   }
   return <span className="help">{steps}</span>;
 }

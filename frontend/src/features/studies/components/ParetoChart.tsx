@@ -1,18 +1,15 @@
 // Eval loss against a cost, one point per cell, with the Pareto frontier drawn as a line (SVG: a few dozen points).
 import { formatBytes, formatNumber } from "../../../lib/format";
-import { paretoFrontier, type ParetoPoint } from "../pareto";
+import { axisRange, paretoFrontier, type ParetoPoint } from "../pareto";
 
 const WIDTH = 320;
 const HEIGHT = 220;
 const PAD = { left: 52, right: 12, top: 12, bottom: 36 };
 
-function scale(values: number[], from: number, to: number, log: boolean) {
+function scale([lo, hi]: [number, number], from: number, to: number, log: boolean) {
   const t = (v: number) => (log ? Math.log10(Math.max(v, 1e-12)) : v);
-  const lo = Math.min(...values.map(t));
-  const hi = Math.max(...values.map(t));
-  const span = hi - lo || Math.abs(hi) || 1;
-  const min = hi === lo ? lo - span / 2 : lo;
-  const max = hi === lo ? hi + span / 2 : hi;
+  const min = t(lo);
+  const max = t(hi);
   return (v: number) => from + ((t(v) - min) / (max - min)) * (to - from);
 }
 
@@ -26,21 +23,21 @@ export function ParetoChart({ title, unit, points, log = false }: { title: strin
       </figure>
     );
   }
-  const x = scale(points.map((p) => p.x), PAD.left, WIDTH - PAD.right, log);
-  const y = scale(points.map((p) => p.y), HEIGHT - PAD.bottom, PAD.top, false);
+  const [xLow, xHigh] = axisRange(points.map((p) => p.x), log);
+  const [yLow, yHigh] = axisRange(points.map((p) => p.y), false);
+  const x = scale([xLow, xHigh], PAD.left, WIDTH - PAD.right, log);
+  const y = scale([yLow, yHigh], HEIGHT - PAD.bottom, PAD.top, false);
   const frontier = paretoFrontier(points);
-  const xs = points.map((p) => p.x);
-  const ys = points.map((p) => p.y);
   return (
     <figure className="card pareto-chart" data-testid="pareto-chart" data-points={points.length} data-frontier={frontier.length}>
       <figcaption>{title}</figcaption>
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} width="100%" role="img" aria-label={`${title}: eval loss against ${unit || "cost"}`}>
         <line x1={PAD.left} y1={HEIGHT - PAD.bottom} x2={WIDTH - PAD.right} y2={HEIGHT - PAD.bottom} stroke="currentColor" strokeOpacity={0.4} />
         <line x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={HEIGHT - PAD.bottom} stroke="currentColor" strokeOpacity={0.4} />
-        <text x={PAD.left} y={HEIGHT - 18} fontSize={10}>{format(Math.min(...xs))}</text>
-        <text x={WIDTH - PAD.right} y={HEIGHT - 18} fontSize={10} textAnchor="end">{format(Math.max(...xs))}</text>
-        <text x={PAD.left - 4} y={HEIGHT - PAD.bottom} fontSize={10} textAnchor="end">{formatNumber(Math.min(...ys), 3)}</text>
-        <text x={PAD.left - 4} y={PAD.top + 8} fontSize={10} textAnchor="end">{formatNumber(Math.max(...ys), 3)}</text>
+        <text x={PAD.left} y={HEIGHT - 18} fontSize={10}>{format(xLow)}</text>
+        <text x={WIDTH - PAD.right} y={HEIGHT - 18} fontSize={10} textAnchor="end">{format(xHigh)}</text>
+        <text x={PAD.left - 4} y={HEIGHT - PAD.bottom} fontSize={10} textAnchor="end">{formatNumber(yLow, 3)}</text>
+        <text x={PAD.left - 4} y={PAD.top + 8} fontSize={10} textAnchor="end">{formatNumber(yHigh, 3)}</text>
         <text x={(PAD.left + WIDTH) / 2} y={HEIGHT - 4} fontSize={10} textAnchor="middle">{unit || "cost"}{log ? " (log)" : ""} → eval loss ↑</text>
         <polyline
           className="pareto-frontier"
