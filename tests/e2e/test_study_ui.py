@@ -83,8 +83,16 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
     page.wait_for_function("() => document.documentElement.scrollWidth <= 800", timeout=10_000)
     page.set_viewport_size({"width": 1400, "height": 1000})
 
+    # The run's share dialog, for the study: titled after it, and the link's URL shown once.
     page.click('[data-testid="study-share"]')
-    url = page.input_value('[data-testid="study-share-url"]')
+    page.wait_for_selector('[data-testid="share-dialog"]:has-text("Share this study")')
+    with page.expect_response(lambda r: r.url.endswith(f"/api/v1/studies/{study_id}/shares")
+                              and r.request.method == "POST") as made:
+        page.click('[data-testid="share-dialog"] button:has-text("Create link")')
+    assert made.value.status == 201, made.value.text()
+    url = page.input_value('[data-testid="share-created"] [data-testid="share-url"]')
+    page.click('[data-testid="share-dialog"] [aria-label="Close"]')
+    page.wait_for_selector('[data-testid="share-dialog"]', state="detached")
     assert "/s/" in url
     shared = open_page(browser, api_server)  # a fresh context: no session cookie
     try:

@@ -15,10 +15,18 @@ function useRefresh() {
     ]);
 }
 
-export function useCreateShare() {
+/** What a link is made for: runs (one, or a comparison), or a study (its runs, kept in step when it is extended). */
+export type ShareTarget = { runIds: readonly number[]; studyId?: number };
+
+export function useCreateShare(target: ShareTarget) {
   const refresh = useRefresh();
   return useMutation({
-    mutationFn: async (body: Schemas["ShareCreate"]) => unwrap(await api.POST("/api/v1/shares", { body })),
+    mutationFn: async (body: Schemas["StudyShareCreate"]) =>
+      unwrap(
+        target.studyId !== undefined
+          ? await api.POST("/api/v1/studies/{study_id}/shares", { params: { path: { study_id: target.studyId } }, body })
+          : await api.POST("/api/v1/shares", { body: { ...body, run_ids: [...target.runIds] } }),
+      ),
     onSuccess: refresh,
   });
 }

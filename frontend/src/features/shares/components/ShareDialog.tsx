@@ -1,4 +1,5 @@
-// Make a read-only link to one run or a comparison: its title, lifetime and downloads; the URL is shown only once.
+// Make a read-only link to one run, a comparison or a study: its title, lifetime and downloads; the URL is shown only
+// once.
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 
@@ -15,10 +16,11 @@ import { SharesTable } from "./SharesTable";
 
 type SharedRun = Pick<Run, "id" | "name" | "project_id">;
 
-export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onClose: () => void }) {
+/** `study`: a link to the study page (its runs, those an extension adds too) instead of to these runs. */
+export function ShareDialog({ runs, study, onClose }: { runs: readonly SharedRun[]; study?: { id: number; name: string }; onClose: () => void }) {
   const projectId = runs[0].project_id;
   const runIds = runs.map((r) => r.id);
-  const create = useCreateShare();
+  const create = useCreateShare({ runIds, studyId: study?.id });
   const shares = useQuery(projectSharesQueryOptions(projectId));
   const [title, setTitle] = useState("");
   const [expiry, setExpiry] = useState<ExpiryChoice>(DEFAULT_EXPIRY);
@@ -26,9 +28,14 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
   const [allowDownloads, setAllowDownloads] = useState(false);
   const [expiryError, setExpiryError] = useState<string | null>(null);
 
-  const defaultTitle = runs.length === 1 ? runs[0].name : `Comparison of ${runs.length} runs`;
+  const defaultTitle = study ? study.name : runs.length === 1 ? runs[0].name : `Comparison of ${runs.length} runs`;
   const errors = formErrors(create.error, { expires_at: "expiry", title: "title" });
-  const related = shares.data ? linksShowing(shares.data.data, runIds) : [];
+  const related = shares.data
+    ? study
+      ? shares.data.data.filter((share) => share.study_id === study.id)
+      : linksShowing(shares.data.data, runIds)
+    : [];
+  const noun = study ? "study" : runs.length === 1 ? "run" : "comparison";
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -36,7 +43,7 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
     const resolved = resolveExpiry(expiry, customDate);
     setExpiryError(resolved.error ?? null);
     if (resolved.error !== undefined) return;
-    create.mutate({ run_ids: runIds, title: title.trim() || null, expires_at: resolved.expiresAt, allow_downloads: allowDownloads });
+    create.mutate({ title: title.trim() || null, expires_at: resolved.expiresAt, allow_downloads: allowDownloads });
   };
 
   const created = create.data;
@@ -46,23 +53,23 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
   const listedSinceCreated = shares.data !== undefined && shares.dataUpdatedAt >= create.submittedAt;
   const createdRevoked =
     created !== undefined && listedSinceCreated && !shares.data.data.some((s) => s.id === created.id);
-  const what = runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
+  const what = study ? `study “${study.name}” and its runs` : runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
 
   return (
-    <Modal title={runs.length === 1 ? "Share this run" : "Share this comparison"} onClose={onClose} testId="share-dialog">
+    <Modal title={`Share this ${noun}`} onClose={onClose} testId="share-dialog">
       <p className="help">
         Anyone with the link sees the {what} read-only, live while training, without signing in. You can revoke it at any time.
       </p>
       {created && createdRevoked ? (
         <div className="share-created" data-testid="share-created" data-state="revoked">
-          <p className="notice">The link to {created.kind === "run" ? "the run" : "the comparison"} was revoked: it no longer opens.</p>
+          <p className="notice">The link to the {created.kind} was revoked: it no longer opens.</p>
           <button type="button" onClick={() => create.reset()}>
             Make another link
           </button>
         </div>
       ) : created ? (
         <div className="share-created" data-testid="share-created" data-state="active">
-          <label>Link to {created.kind === "run" ? "the run" : "the comparison"}</label>
+          <label>Link to the {created.kind}</label>
           <CopyField value={absoluteUrl(window.location.origin, created.url)} label="Share link" testId="share-url" copyTestId="copy-share-url" />
           <p className="help">
             Copy it now: it is shown only once. {created.expires_at ? `It expires ${formatDateTime(created.expires_at)}.` : "It never expires."}{" "}
@@ -112,7 +119,7 @@ export function ShareDialog({ runs, onClose }: { runs: readonly SharedRun[]; onC
         </form>
       )}
       <section className="share-existing">
-        <h3>Active links to {runs.length === 1 ? "this run" : "these runs"}</h3>
+        <h3>Active links to {study ? "this study" : runs.length === 1 ? "this run" : "these runs"}</h3>
         {shares.isPending && <Loading what="share links" />}
         {shares.error && <ErrorBox error={shares.error} />}
         {shares.data && related.length === 0 && <p className="help">No share links yet.</p>}

@@ -76,13 +76,6 @@ export function useDeleteStudy(studyId: number) {
   });
 }
 
-export function useShareStudy(studyId: number) {
-  return useMutation({
-    mutationFn: async () =>
-      unwrap(await api.POST("/api/v1/studies/{study_id}/shares", { params: { path: { study_id: studyId } }, body: { allow_downloads: false } })),
-  });
-}
-
 /** The fair cost table of any runs (the compare view): cells are method × the params that differ. */
 export function costTableQueryOptions(runIds: readonly number[], refetchMs: number | false = false) {
   return queryOptions({

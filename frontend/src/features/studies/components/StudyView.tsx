@@ -2,14 +2,14 @@
 // in the band of their spread, over a thin line per seed), the fair cost table and Pareto charts. The study page and
 // a shared study show the same view; a shared one is read-only.
 import { useQuery } from "@tanstack/react-query";
-import { useMemo, useState, type ReactNode } from "react";
+import { useMemo, useState } from "react";
 import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
-import { CopyField, ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
-import { absoluteUrl } from "../../../lib/url";
+import { ErrorBox, Loading, StatusBadge } from "../../../components/ui/ui";
 import { ComparedMetricCharts, seriesByKey, useComparedMetrics, type RunSeriesSet } from "../../metrics";
-import { studyQueryOptions, useCloneStudy, useDeleteStudy, useExtendStudy, useShareStudy, type StudyDetail } from "../api/queries";
+import { ShareDialog } from "../../shares";
+import { studyQueryOptions, useCloneStudy, useDeleteStudy, useExtendStudy, type StudyDetail } from "../api/queries";
 import { type ParetoPoint } from "../pareto";
 import { parseList, parseSeeds } from "../plan";
 import { studySeriesSets } from "../seeds";
@@ -117,7 +117,7 @@ function StudyContent({ detail, readOnly, canChange, onCloned, onDeleted }: Stud
 
 function StudyActions({ detail, onCloned, onDeleted }: { detail: StudyDetail; onCloned?: (id: number) => void; onDeleted?: () => void }) {
   const studyId = detail.study.id;
-  const share = useShareStudy(studyId);
+  const [sharing, setSharing] = useState(false);
   const clone = useCloneStudy(studyId);
   const extend = useExtendStudy(studyId);
   const [extending, setExtending] = useState(false);
@@ -143,17 +143,12 @@ function StudyActions({ detail, onCloned, onDeleted }: { detail: StudyDetail; on
       { onSuccess: () => setExtending(false), onError: (error) => setExtendError(error.message) },
     );
   };
-  let extra: ReactNode = null;
-  if (share.data) {
-    extra = (
-      <CopyField value={absoluteUrl(window.location.origin, share.data.url)} label="Share link (read-only)" testId="study-share-url" />
-    );
-  }
   return (
     <section className="card toolbar study-actions" data-testid="study-actions">
-      <button type="button" data-testid="study-share" onClick={() => share.mutate()} disabled={share.isPending}>
+      <button type="button" data-testid="study-share" onClick={() => setSharing(true)} title="Make a read-only link anyone can open">
         Share
       </button>
+      {sharing && <ShareDialog runs={detail.runs} study={{ id: studyId, name: detail.study.name }} onClose={() => setSharing(false)} />}
       <button type="button" data-testid="study-clone" disabled={clone.isPending} onClick={() => clone.mutate(null, { onSuccess: (d) => onCloned?.(d.study.id) })}>
         Clone
       </button>
@@ -183,9 +178,7 @@ function StudyActions({ detail, onCloned, onDeleted }: { detail: StudyDetail; on
       )}
       {extendError && <span className="field-error" role="alert">{extendError}</span>}
       {deleting && <DeleteStudyPanel detail={detail} onCancel={() => setDeleting(false)} onDeleted={onDeleted} />}
-      {share.error && <ErrorBox error={share.error} />}
       {clone.error && <ErrorBox error={clone.error} />}
-      {extra}
     </section>
   );
 }
