@@ -25,6 +25,7 @@ import { ArtifactsCard } from "./ArtifactsCard";
 import { ConfigCard } from "./ConfigCard";
 import { LogTail } from "./LogTail";
 import { RunHeader } from "./RunHeader";
+import { shownTokensPerSecond } from "../summary";
 import { SummaryCards } from "./SummaryCards";
 
 declare global {
@@ -87,7 +88,7 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
   return (
     <div className="run-page" data-testid="run-page" data-run-id={runId}>
       <RunHeader run={run} actions={actions?.(run)} />
-      <SummaryCards run={run} liveTokensPerSecond={lastValue(series?.["train/tokens_per_second"])} />
+      <SummaryCards run={run} tokensPerSecond={shownTokensPerSecond(run, series?.["train/tokens_per_second"])} />
       <section className="card charts-toolbar">
         <ChartControls value={controls} onChange={setControls} />
         <ChartsStatus run={run} metricsError={metrics.error} loading={metrics.isPending} />
@@ -116,12 +117,6 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
 
 export function RunNotFound({ label, children }: { label: string; children?: ReactNode }) {
   return <EmptyState title={`Run ${label} does not exist`}>{children}</EmptyState>;
-}
-
-function lastValue(series: Series | undefined): number | null {
-  if (!series) return null;
-  for (let i = series.value.length - 1; i >= 0; i--) if (series.value[i] !== null) return series.value[i];
-  return null;
 }
 
 function ChartsStatus({ run, metricsError, loading }: { run: Run; metricsError: unknown; loading: boolean }) {

@@ -13,8 +13,8 @@ function Stat({ label, value, metric, title }: { label: string; value: ReactNode
   );
 }
 
-/** `liveTokensPerSecond`: the latest logged throughput, shown until the run's summary has its own. */
-export function SummaryCards({ run, liveTokensPerSecond = null }: { run: Run; liveTokensPerSecond?: number | null }) {
+/** `tokensPerSecond`: the throughput to show (shownTokensPerSecond: the current attempt's while the run trains). */
+export function SummaryCards({ run, tokensPerSecond = null }: { run: Run; tokensPerSecond?: number | null }) {
   const wall = run.wall_time_s ?? runDuration(run.started_at, run.finished_at);
   return (
     <section className="card summary-cards" data-testid="run-summary">
@@ -35,7 +35,7 @@ export function SummaryCards({ run, liveTokensPerSecond = null }: { run: Run; li
         title={memoryTitle(run)}
         value={formatBytes(run.peak_memory_bytes)}
       />
-      <Stat label="Tokens / s" metric="tokens_per_second" value={formatNumber(run.tokens_per_second ?? liveTokensPerSecond, 4)} />
+      <Stat label="Tokens / s" metric="tokens_per_second" value={formatNumber(tokensPerSecond ?? (run.status === "running" ? null : run.tokens_per_second), 4)} />
       <Stat label="Wall time" metric="wall_time_s" value={formatDuration(wall)} />
       <Stat label={evalLossLabel(run.status)} metric="final_eval_loss" value={formatNumber(run.final_eval_loss)} />
       <Stat label="Best eval loss" metric="best_eval_loss" value={formatNumber(run.best_eval_loss)} />
