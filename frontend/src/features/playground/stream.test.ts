@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { applyEvent, initialSlots, slotStatusLabel } from "./stream";
+import { applyEvent, initialSlots, slotStatusLabel, promptText } from "./stream";
 
 describe("applyEvent", () => {
   it("fills a slot token by token and keeps the final text", () => {
@@ -28,5 +28,12 @@ describe("applyEvent", () => {
     const slots = initialSlots(1);
     expect(applyEvent(slots, "token", { slot: 4, text: "x" })).toBe(slots);
     expect(applyEvent(slots, "token", {})).toBe(slots);
+  });
+});
+
+describe("promptText", () => {
+  it("shows a prompt as sent, and a dataset row's conversation one turn per line", () => {
+    expect(promptText("What is 2 plus 3?")).toBe("What is 2 plus 3?");
+    expect(promptText([{ role: "system", content: "Be brief." }, { role: "user", content: "Add 2 and 3." }])).toBe("system: Be brief.\nuser: Add 2 and 3.");
   });
 });

@@ -85,3 +85,8 @@ export function slotStatusLabel(slot: SlotState): string {
       return `Failed: ${slot.error ?? ""}`;
   }
 }
+
+/** The prompt as the answer states it: its text, or a row's conversation one turn per line ("user: …"). */
+export function promptText(prompt: string | Record<string, string>[]): string {
+  return typeof prompt === "string" ? prompt : prompt.map((turn) => `${turn.role}: ${turn.content}`).join("\n");
+}

@@ -5,7 +5,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { ApiError, type Run } from "../../../api/client";
 import { Card, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
 import { useAskPlayground, type PlaygroundAnswer, type PlaygroundRequest } from "../api/queries";
-import { applyEvent, initialSlots, slotStatusLabel, STREAM_EVENTS, type SlotState } from "../stream";
+import { applyEvent, initialSlots, promptText, slotStatusLabel, STREAM_EVENTS, type SlotState } from "../stream";
 
 type Sampling = NonNullable<PlaygroundRequest["sampling"]>;
 
@@ -151,6 +151,12 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
       </form>
       {answer && (
         <>
+          {mode === "row" && (
+            <div className="playground-row-prompt" data-testid="playground-row-prompt">
+              <strong>Prompt of row {row}</strong>
+              <pre>{promptText(answer.prompt)}</pre>
+            </div>
+          )}
           {answer.expected != null && (
             <p className="help" data-testid="playground-expected">
               Expected: {answer.expected}
