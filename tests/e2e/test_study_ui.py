@@ -122,6 +122,10 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
     page.click('[data-testid="filter-add"]')
     page.wait_for_selector(f'[data-testid="run-row"][data-run-id="{tagged_id}"]')
     page.wait_for_function("() => document.querySelectorAll('[data-testid=\"run-row\"]').length === 1")
+    # The row names the run's study and seed in full, and links back to the study.
+    study_link = page.locator(f'[data-testid="run-row"][data-run-id="{tagged_id}"] [data-testid="run-study"]')
+    assert study_link.get_attribute("href") == f"/studies/{study_id}"
+    assert study_link.inner_text().startswith(f"study #{study_id} · seed ")
     with page.expect_download() as info:
         page.click('[data-testid="export-csv"]')
     rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text())))

@@ -167,6 +167,11 @@ export function RunsTable({ runs, datasetNames, columns, view, onSort, selected,
                   <Link to={`/runs/${run.id}`} title={run.notes ? `${run.name}\n\n${run.notes}` : run.name}>
                     {run.name}
                   </Link>
+                  {run.study_id != null && (
+                    <Link className="run-study-link help" to={`/studies/${run.study_id}`} data-testid="run-study">
+                      study #{run.study_id} · seed {run.seed}
+                    </Link>
+                  )}
                   {(run.tags ?? []).length > 0 && (
                     <span className="tag-chips">
                       {(run.tags ?? []).map((tag) => (
