@@ -175,14 +175,18 @@ def test_a_runs_samples_are_a_table_share_links_read(team, settings):
     built, http, _ = team
     run = _finished_run(team, settings)
     samples = [{"prompt": "P1", "expected": "E1", "completion": "T1", "base_completion": "B1"},
-               {"prompt": "P2", "expected": "E2", "completion": "T2"}]
+               {"prompt": "P2", "expected": "E2", "completion": "T2"},
+               # Generation ran out of its time budget before this one began.
+               {"prompt": "P3", "expected": "E3", "completion": None, "base_completion": None,
+                "time_budget_exceeded": True}]
     (settings.artifact_dir / str(run["id"]) / "samples.jsonl").write_text(
         "".join(json.dumps(s) + "\n" for s in samples))
     link = create_share(http, built.owner, [run["id"]])["token"]
     response = http.get(f"{API}/runs/{run['id']}/samples", headers=share_header(link))
     assert response.status_code == 200, response.text
-    assert response.json() == {"count": 2, "data": [
-        {"prompt": "P1", "expected": "E1", "base": "B1", "tuned": "T1"},
-        {"prompt": "P2", "expected": "E2", "base": None, "tuned": "T2"}]}
+    assert response.json() == {"count": 3, "data": [
+        {"prompt": "P1", "expected": "E1", "base": "B1", "tuned": "T1", "cut_short": False},
+        {"prompt": "P2", "expected": "E2", "base": None, "tuned": "T2", "cut_short": False},
+        {"prompt": "P3", "expected": "E3", "base": None, "tuned": None, "cut_short": True}]}
     none_yet = _finished_run(team, settings)
     assert http.get(f"{API}/runs/{none_yet['id']}/samples", headers=built.viewer.headers).json()["count"] == 0
