@@ -190,3 +190,26 @@ def test_a_runs_samples_are_a_table_share_links_read(team, settings):
         {"prompt": "P3", "expected": "E3", "base": None, "tuned": None, "cut_short": True}]}
     none_yet = _finished_run(team, settings)
     assert http.get(f"{API}/runs/{none_yet['id']}/samples", headers=built.viewer.headers).json()["count"] == 0
+
+
+def test_a_runs_predictions_are_paged_and_share_links_read_them(team, settings):
+    built, http, _ = team
+    run = _finished_run(team, settings)
+    scores = {"exact_match": 0.0, "rouge_l": 0.5, "bleu": 12.0}
+    rows = [{"prompt": f"P{i}", "expected": f"E{i}", "tuned": f"T{i}", "base": f"B{i}", "tuned_scores": scores,
+             "base_scores": scores} for i in range(5)]
+    # The time budget ran out before the last row was answered.
+    rows.append({"prompt": "P5", "expected": "E5", "tuned": None, "base": None, "tuned_scores": None,
+                 "base_scores": None})
+    (settings.artifact_dir / str(run["id"]) / "predictions.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows))
+    link = create_share(http, built.owner, [run["id"]])["token"]
+    page = http.get(f"{API}/runs/{run['id']}/predictions", params={"offset": 4, "limit": 10},
+                    headers=share_header(link))
+    assert page.status_code == 200, page.text
+    assert page.json() == {"count": 6, "offset": 4, "data": [rows[4], rows[5]]}
+    assert http.get(f"{API}/runs/{run['id']}/predictions", params={"limit": 0},
+                    headers=built.viewer.headers).status_code == 422
+    none_yet = _finished_run(team, settings)
+    assert http.get(f"{API}/runs/{none_yet['id']}/predictions", headers=built.viewer.headers).json() == {
+        "count": 0, "offset": 0, "data": []}

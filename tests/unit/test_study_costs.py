@@ -123,3 +123,41 @@ def test_a_table_with_nothing_comparable_says_so_instead_of_showing_zeros():
     assert not column.ranked and "before its first training step" in (column.not_ranked_reason or "")
     assert all("tokens_to_target" not in row.best for row in flat.rows)
     assert _row(flat, "ia3").best == ["best_eval_loss"]
+
+
+def _generated(rouge_l: float, setting=(16, 32), base_rouge_l: float = 0.1, **figures) -> dict:
+    return {"generation_rouge_l": rouge_l, "generation_exact_match": rouge_l / 2, "generation_bleu": rouge_l * 50,
+            "generation_setting": setting, "base_generation": {"generation_rouge_l": base_rouge_l,
+                                                               "generation_exact_match": 0.0,
+                                                               "generation_bleu": 1.5}, **figures}
+
+
+def test_generation_scores_rank_higher_first_beside_the_base_models_row():
+    table = cost_table([run(1, "lora", **_generated(0.42)), run(2, "lora", **_generated(0.44)),
+                        run(3, "ia3", **_generated(0.20)), run(4, "ia3", **_generated(0.22)),
+                        run(5, "prefix", status="running", step=3, total_steps=10, **_generated(0.9))])
+    column = next(c for c in table.columns if c.key == "generation_rouge_l")
+    assert column.better == "higher" and column.ranked
+    assert "generation_rouge_l" in _row(table, "lora").best and "generation_bleu" in _row(table, "lora").best
+    assert not _row(table, "prefix").best and _row(table, "prefix").values["generation_rouge_l"] is None
+    lora = _row(table, "lora").values["generation_rouge_l"]
+    assert lora is not None and abs(lora.mean - 0.43) < 1e-9 and lora.n == 2
+    assert table.baseline is not None and table.baseline.values == {
+        "generation_rouge_l": 0.1, "generation_exact_match": 0.0, "generation_bleu": 1.5}
+    assert "tunelab-tiny" in table.baseline.label
+    # A reward accuracy is better higher too.
+    rewards = cost_table([run(1, "lora", reward_accuracy=0.9), run(2, "ia3", reward_accuracy=0.5)])
+    assert _row(rewards, "lora").best == ["reward_accuracy"]
+
+
+def test_generation_scores_of_other_rows_or_answer_lengths_are_not_ranked_and_have_no_baseline():
+    table = cost_table([run(1, "lora", **_generated(0.42, setting=(16, 32))),
+                        run(2, "ia3", **_generated(0.20, setting=(16, 64)))])
+    column = next(c for c in table.columns if c.key == "generation_rouge_l")
+    assert not column.ranked and "different rows or answer lengths" in (column.not_ranked_reason or "")
+    assert all("generation_rouge_l" not in row.best for row in table.rows) and table.baseline is None
+    # Generated text compares across tokenizers (eval losses do not), but the base rows then differ: no baseline.
+    models = cost_table([run(1, "lora", **_generated(0.42)), run(2, "ia3", base_model="smollm2", **_generated(0.2))])
+    assert next(c for c in models.columns if c.key == "generation_rouge_l").ranked and models.baseline is None
+    # Unfinished runs set no baseline either.
+    assert cost_table([run(1, "lora", status="running", **_generated(0.42))]).baseline is None

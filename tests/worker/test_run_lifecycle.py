@@ -44,6 +44,24 @@ def test_lora_run_trains_in_worker_and_adapter_reloads(api, worker, sample_datas
 
     assert len(series(api, run["id"], "train/loss")["step"]) == 12
 
+    # Evaluation by generation: the predictions the API serves are what the run's scores are the libraries' own of.
+    import sacrebleu
+    from rouge_score import rouge_scorer
+
+    predictions = api.get(f"/runs/{run['id']}/predictions").json()
+    generation = final["generation_eval"]
+    rows = predictions["data"]
+    assert predictions["count"] == len(rows) == generation["rows_requested"] == generation["tuned"]["rows"] > 0
+    tuned, expected = [r["tuned"] for r in rows], [r["expected"] for r in rows]
+    rouge = rouge_scorer.RougeScorer(["rougeL"])
+    assert generation["tuned"]["bleu"] == pytest.approx(sacrebleu.corpus_bleu(tuned, [expected]).score)
+    assert generation["tuned"]["rouge_l"] == pytest.approx(
+        sum(rouge.score(e, t)["rougeL"].fmeasure for t, e in zip(tuned, expected)) / len(rows))
+    assert generation["base"]["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu([r["base"] for r in rows], [expected]).score)
+    assert series(api, run["id"], "eval/bleu")["step"] == [12]
+    assert list(settings.data_dir.joinpath("baselines").glob("*.json")), "the base model's answers are kept"
+
     listed = {a["path"] for a in api.get(f"/runs/{run['id']}/artifacts").json()["data"]}
     assert any(p.startswith("adapter/") for p in listed), listed
     assert "train.log" in listed
@@ -123,6 +141,8 @@ def test_dpo_through_the_worker_raises_the_reward_margin(api, worker):
     margins = series(api, run["id"], "eval/rewards/margins")["value"]
     assert margins[0] == pytest.approx(0.0, abs=1e-6) and margins[-1] > 0.01
     assert series(api, run["id"], "train/rewards/accuracies")["value"]
+    assert final["reward_margin"] == pytest.approx(margins[-1])
+    assert final["reward_accuracy"] == pytest.approx(series(api, run["id"], "eval/rewards/accuracies")["value"][-1])
     assert final["config"]["params"]["beta"] == 0.1
 
 

@@ -80,3 +80,24 @@ class RunSamplePublic(BaseModel):
 class RunSamplesPublic(BaseModel):
     data: list[RunSamplePublic]
     count: int
+
+
+class PredictionScoresPublic(BaseModel):
+    exact_match: float = Field(description="1 when the answer equals the expected one (case and whitespace aside)")
+    rouge_l: float = Field(description="ROUGE-L F1, 0–1")
+    bleu: float = Field(description="Sentence BLEU, 0–100 (the run's BLEU is over the whole corpus, not their mean)")
+
+
+class RunPredictionPublic(BaseModel):
+    prompt: str = Field(description="As the model saw it (the chat template applied)")
+    expected: str
+    tuned: str | None = Field(description="The trained model's greedy answer (None: not begun within the time budget)")
+    base: str | None = Field(description="The base model's greedy answer to the same prompt: the baseline")
+    tuned_scores: PredictionScoresPublic | None
+    base_scores: PredictionScoresPublic | None
+
+
+class RunPredictionsPublic(BaseModel):
+    data: list[RunPredictionPublic]
+    count: int = Field(description="Rows in the run's predictions, of which `data` is the page from `offset`")
+    offset: int

@@ -115,6 +115,23 @@ class RunTruncationPublic(BaseModel):
     truncated_tokens: int = Field(description="Tokens past max_length, which training never saw")
 
 
+class GenerationScoresPublic(BaseModel):
+    """One model's greedy answers to the generation eval rows, scored against the expected answers."""
+
+    rows: int = Field(description="Rows answered within the time budget, which the scores cover")
+    exact_match: float = Field(description="Fraction of rows answered exactly (case and whitespace aside), 0–1")
+    rouge_l: float = Field(description="Mean ROUGE-L F1 over the rows (rouge-score), 0–1")
+    bleu: float = Field(description="Corpus BLEU over the rows (sacrebleu), 0–100")
+
+
+class RunGenerationEvalPublic(BaseModel):
+    """Evaluation by generation after training: the run's answers and the base model's to the same eval rows."""
+
+    rows_requested: int = Field(description="The first generation_eval_rows eval rows with an expected answer")
+    tuned: GenerationScoresPublic | None
+    base: GenerationScoresPublic | None = Field(description="The base model's scores on the same rows: the baseline")
+
+
 class RunPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -164,6 +181,13 @@ class RunPublic(BaseModel):
         None, description="exp(best eval loss), for objectives whose loss is a next-token loss (not DPO's)")
     memory: RunMemoryPublic | None = None
     truncation: RunTruncationPublic | None = Field(None, description="Absent for objectives that truncate nothing")
+    generation_eval: RunGenerationEvalPublic | None = Field(
+        None, description="Absent until the run has finished evaluating by generation, or when it does not")
+    reward_accuracy: float | None = Field(
+        None, description="Preference objectives: fraction of eval pairs whose chosen answer the policy rewards above "
+        "the rejected one, at the last eval (0 on the base model, the reference)")
+    reward_margin: float | None = Field(None, description="Preference objectives: mean chosen − rejected reward, "
+                                        "at the last eval")
 
 
 class RunsPublic(BaseModel):

@@ -133,12 +133,22 @@ class CostRow(BaseModel):
     best: list[str] = Field(description="Column keys where this cell beats the runner-up by more than the noise")
 
 
+class CostBaseline(BaseModel):
+    """The base model with no training, scored on the same generation eval rows: what each cell gained."""
+
+    label: str
+    values: dict[str, float] = Field(description="Column key -> the base model's figure (generation columns only)")
+
+
 class CostTablePublic(BaseModel):
     columns: list[CostColumn]
     rows: list[CostRow]
     target_loss: float | None = Field(description="The eval loss 'tokens to target' counts to: by default the worst "
                                       "cell's best eval loss, over succeeded runs")
     notes: list[str] = Field(description="Why a column is not ranked, and the noise rule")
+    baseline: CostBaseline | None = Field(
+        None, description="The base model's generation scores, when the finished runs share one base model, eval "
+        "split and generation setting")
 
 
 class StudyDetailPublic(BaseModel):

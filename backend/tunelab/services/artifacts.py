@@ -23,6 +23,7 @@ def run_dir(settings: Settings, run_id: int) -> Path:
 # Top-level entry of a run folder -> the kind shown to users.
 KIND_BY_TOP = {"adapter": "adapter", "model": "model", "tokenizer": "tokenizer", "checkpoints": "checkpoint",
                "train.log": "log", "trainer_log.jsonl": "log", "config.json": "config", "samples.jsonl": "samples",
+               "predictions.jsonl": "predictions",
                "merged": "merged_model"}
 
 # The folders a run's page offers as one zip: the adapter of a PEFT run, the model of a full fine-tuning run, and

@@ -9,8 +9,9 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from tunelab.schemas.studies import CostColumn, CostRow, CostTablePublic, CostValue, GridValue
+from tunelab.schemas.studies import CostBaseline, CostColumn, CostRow, CostTablePublic, CostValue, GridValue
 
 # Below this relative difference, two single-seed measurements of time or process memory are noise: a CPU process's
 # resident set and step times move by a few percent from one run to the next of the same config.
@@ -52,6 +53,14 @@ class RunFigures:
     # a run reaches the target at, so a long run's whole token history is never loaded.
     tokens_seen_at: Callable[[int], float | None] | None = None
     tokens_per_step: float | None = None  # padded batch × max_length, where tokens seen were not logged
+    # Evaluation by generation: the scores of the run's answers and of the base model's to the same rows, and what
+    # decides those rows and answers beyond the eval split (rows requested, max new tokens).
+    generation_exact_match: float | None = None
+    generation_rouge_l: float | None = None
+    generation_bleu: float | None = None
+    base_generation: dict[str, float] | None = None  # the same keys as the run's own, for the base model
+    generation_setting: tuple[int, int] | None = None
+    reward_accuracy: float | None = None  # preference objectives, at the last eval
 
     @property
     def finished(self) -> bool:
@@ -75,6 +84,9 @@ class _Column:
     unit: str
     measured: bool  # a measurement that moves between identical runs (time, process memory), not a count
     compares_eval: bool = False  # an eval loss, or derived from one: needs one tokenizer and one eval split
+    # Scores of generated text: comparable across tokenizers, but only on the same rows answered the same way.
+    compares_generation: bool = False
+    better: Literal["lower", "higher"] = "lower"
 
 
 COLUMNS = (
@@ -85,7 +97,16 @@ COLUMNS = (
     _Column("process_peak_rss_bytes", "Process peak memory (RSS)", "bytes", measured=True),
     _Column("best_eval_loss", "Best eval loss", "", measured=False, compares_eval=True),
     _Column("tokens_to_target", "Tokens to target loss", "tokens", measured=False, compares_eval=True),
+    _Column("generation_rouge_l", "ROUGE-L (generated answers)", "", measured=False, compares_generation=True,
+            better="higher"),
+    _Column("generation_exact_match", "Exact match (generated answers)", "fraction", measured=False,
+            compares_generation=True, better="higher"),
+    _Column("generation_bleu", "BLEU (generated answers)", "", measured=False, compares_generation=True,
+            better="higher"),
+    _Column("reward_accuracy", "Reward accuracy (eval pairs)", "fraction", measured=False, compares_eval=True,
+            better="higher"),
 )
+GENERATION_KEYS = tuple(column.key for column in COLUMNS if column.compares_generation)
 
 
 def tokens_to_reach(run: RunFigures, target: float) -> float | None:
@@ -136,6 +157,33 @@ def eval_ranking_refusal(runs: Sequence[RunFigures]) -> str | None:
     return None
 
 
+def generation_ranking_refusal(runs: Sequence[RunFigures]) -> str | None:
+    """Why generation scores of these runs may not be ranked against each other, or None when they may."""
+    scored = [run for run in runs if run.generation_setting is not None]
+    splits = {run.eval_split for run in scored if run.eval_split is not None}
+    if len(splits) > 1:
+        described = "; ".join(sorted(split.describe() for split in splits))
+        return f"not ranked: runs answered different eval splits: {described}"
+    settings = sorted({run.generation_setting for run in scored if run.generation_setting is not None})
+    if len(settings) > 1:
+        described = "; ".join(f"{rows} rows, at most {tokens} new tokens" for rows, tokens in settings)
+        return f"not ranked: runs answered different rows or answer lengths: {described}"
+    return None
+
+
+def baseline_of(runs: Sequence[RunFigures]) -> CostBaseline | None:
+    """The base model's generation scores, the row every cell is read against: there when the finished runs share
+    one base model, split and generation setting (the base's answers are then the same for all of them)."""
+    scored = [run for run in runs if run.finished and run.base_generation is not None]
+    if not scored or len({run.base_model for run in scored}) > 1 or generation_ranking_refusal(scored):
+        return None
+    first = scored[0]
+    assert first.base_generation is not None
+    return CostBaseline(label=f"base model {first.base_model} (no training)",
+                        values={key: first.base_generation[key] for key in GENERATION_KEYS
+                                if key in first.base_generation})
+
+
 @dataclass
 class _Cell:
     method: str
@@ -173,6 +221,8 @@ def cost_table(runs: Sequence[RunFigures], target_loss: float | None = None) -> 
                      for column in COLUMNS}
               for name, cell in cells.items()}
     refusals = {column.key: refusal for column in COLUMNS if column.compares_eval and refusal}
+    if generation_refusal := generation_ranking_refusal(finished):
+        refusals.update({column.key: generation_refusal for column in COLUMNS if column.compares_generation})
     if "tokens_to_target" not in refusals and (before_training := _before_training_refusal(values)):
         refusals["tokens_to_target"] = before_training
     best: dict[str, list[str]] = {name: [] for name in cells}
@@ -180,12 +230,14 @@ def cost_table(runs: Sequence[RunFigures], target_loss: float | None = None) -> 
     for column in COLUMNS:
         column_refusal = refusals.get(column.key)
         ranked = column_refusal is None
-        columns.append(CostColumn(key=column.key, label=column.label, unit=column.unit, better="lower",
+        columns.append(CostColumn(key=column.key, label=column.label, unit=column.unit, better=column.better,
                                   ranked=ranked, not_ranked_reason=column_refusal))
         if not ranked:
             continue
+        sign = 1 if column.better == "lower" else -1
         measured_cells = sorted(((summary.mean, name, summary) for name in cells
-                                 if (summary := values[name][column.key]) is not None), key=lambda item: item[0])
+                                 if (summary := values[name][column.key]) is not None),
+                                key=lambda item: sign * item[0])
         if len(measured_cells) >= 2 and beats_noise(measured_cells[0][2], measured_cells[1][2], column.measured):
             best[measured_cells[0][1]].append(column.key)
     notes = list(dict.fromkeys(refusals.values()))
@@ -201,4 +253,4 @@ def cost_table(runs: Sequence[RunFigures], target_loss: float | None = None) -> 
                     values=values[name], best=best[name]) for name, cell in cells.items()]
     return CostTablePublic(columns=columns, rows=rows,
                            target_loss=target_loss if target_loss is None or math.isfinite(target_loss) else None,
-                           notes=notes)
+                           notes=notes, baseline=baseline_of(finished))

@@ -209,7 +209,8 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         run = session.get_one(Run, run_id)
         config, worker, prior_wall_time = training_config(run), run.worker, run.wall_time_s or 0.0
         checkpoint_step = run.checkpoint_step
-        lifecycle.record_start(session, run_id, package_versions(), model_identity(Path(config["model_path"])))
+        identity = model_identity(Path(config["model_path"]))
+        lifecycle.record_start(session, run_id, package_versions(), identity)
 
     output_dir = artifacts.run_dir(settings, run_id)
     sink = SqlRunSink(run_id, settings.metrics_flush_interval_s, output_dir, prior_wall_time if attempt > 1 else 0.0)
@@ -220,7 +221,8 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         log.info("run %s claimed by %s: %s %s on %s (attempt %d, training process %d%s)", run_id, worker,
                  config["objective"], config["method"], config["model"], attempt, os.getpid(), resuming)
         with watch:
-            result = run_training(_training_job(settings, run_id, config, attempt), sink)
+            job = _training_job(settings, run_id, config, attempt, str(identity.get("files_digest", "")))
+            result = run_training(job, sink)
         if result.canceled:
             status = RunStatus.canceled
             reason = f"canceled by user at step {sink.current_step}"
@@ -260,13 +262,15 @@ def _train_beside_rank_zero(run_id: int, attempt: int) -> str | None:
     return (RunStatus.canceled if result.canceled else RunStatus.succeeded).value
 
 
-def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: int) -> TrainingJob:
+def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: int,
+                  model_digest: str = "") -> TrainingJob:
     return TrainingJob(
         objective=config["objective"], method=config["method"], model=config["model_path"],
         dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
         params=config["params"], output_dir=artifacts.run_dir(settings, run_id), resume=attempt > 1,
         split_seed=config["dataset"].get("split_seed"), system_metrics_interval_s=settings.system_metrics_interval_s,
         model_name=config["model"], dataset_name=config["dataset"]["name"],
+        baseline_cache_dir=settings.data_dir / "baselines", model_digest=model_digest,
     )
 
 

@@ -403,3 +403,15 @@ def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
     samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [{"prompt": s["prompt"], "expected": s.get("expected", ""), "base": s.get("base_completion"),
              "tuned": s.get("completion", ""), "cut_short": bool(s.get("time_budget_exceeded"))} for s in samples]
+
+
+PREDICTIONS_FILE = "predictions.jsonl"
+
+
+def read_predictions(settings: Settings, run: Run, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """A page of the run's evaluation by generation (predictions.jsonl), and how many rows it holds in all."""
+    path: Path = artifacts.run_dir(settings, run.id) / PREDICTIONS_FILE
+    if not path.is_file():
+        return [], 0
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in lines[offset:offset + limit]], len(lines)

@@ -18,8 +18,10 @@ from tunelab.db.models import Dataset, MetricSummary, Run, RunStatus, RunTag
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.common import MAX_ID
 from tunelab.schemas.runs import (
+    GenerationScoresPublic,
     RunClone,
     RunCreate,
+    RunGenerationEvalPublic,
     RunMemoryPublic,
     RunProgress,
     RunPublic,
@@ -481,7 +483,21 @@ def summary_details_of(run: Run) -> dict[str, Any]:
         public["truncation"] = RunTruncationPublic(rows=details["tokenized_rows"],
                                                    truncated_rows=details.get("truncated_rows", 0),
                                                    truncated_tokens=details.get("truncated_tokens", 0))
+    if "generation_rows_requested" in details:
+        public["generation_eval"] = RunGenerationEvalPublic(
+            rows_requested=details["generation_rows_requested"],
+            tuned=generation_scores(details, "generation_"), base=generation_scores(details, "base_generation_"))
+    public["reward_accuracy"] = details.get("reward_accuracy")
+    public["reward_margin"] = details.get("reward_margin")
     return public
+
+
+def generation_scores(details: dict[str, Any], prefix: str) -> GenerationScoresPublic | None:
+    """One model's generation eval scores from the run's summary details, by their key prefix."""
+    if f"{prefix}rows" not in details:
+        return None
+    return GenerationScoresPublic(rows=details[f"{prefix}rows"], exact_match=details[f"{prefix}exact_match"],
+                                  rouge_l=details[f"{prefix}rouge_l"], bleu=details[f"{prefix}bleu"])
 
 
 def to_public(session: Session, run: Run) -> RunPublic:

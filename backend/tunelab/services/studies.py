@@ -376,5 +376,13 @@ def runs_cost_table(session: Session, found: list[Run], grid_params: list[str] |
             process_peak_rss_bytes=details.get("process_peak_rss_bytes"), best_eval_loss=run.best_eval_loss,
             eval_losses=eval_losses[run.id], tokens_seen_at=tokens_seen_at(run.id),
             tokens_per_step=tokens_per_step(params) if "max_length" in params and "per_device_train_batch_size" in
-            params else None))
+            params else None,
+            generation_exact_match=details.get("generation_exact_match"),
+            generation_rouge_l=details.get("generation_rouge_l"), generation_bleu=details.get("generation_bleu"),
+            base_generation={f"generation_{name}": details[f"base_generation_{name}"]
+                             for name in ("exact_match", "rouge_l", "bleu") if f"base_generation_{name}" in details}
+            or None,
+            generation_setting=(details["generation_rows_requested"], params.get("generation_max_new_tokens", 0))
+            if "generation_rows" in details else None,
+            reward_accuracy=details.get("reward_accuracy")))
     return cost_table(figures, target_loss)

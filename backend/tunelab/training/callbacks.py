@@ -5,13 +5,16 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from tunelab.training.checkpoints import CHECKPOINT_EXTRAS, CHECKPOINT_PREFIX
 from tunelab.training.distributed import any_process, wait_for_every_process
 from tunelab.training.sink import RunSink, perplexity
+
+if TYPE_CHECKING:
+    from tunelab.training.generation_eval import GenerationSettings, Question
 
 logger = logging.getLogger("tunelab.training")
 
@@ -107,3 +110,34 @@ class TokensSeenRecorder(TrainerCallback):
         folder = Path(args.output_dir) / f"{CHECKPOINT_PREFIX}{state.global_step}"
         if state.is_world_process_zero and folder.is_dir():
             (folder / CHECKPOINT_EXTRAS).write_text(json.dumps({"num_tokens": int(self.count())}), encoding="utf-8")
+
+
+class GenerationEvalCallback(TrainerCallback):
+    """At each eval, the trained model answers the generation eval rows; their scores are logged as eval/exact_match,
+    eval/rouge_l and eval/bleu at that step. The answers of the last eval are kept: when it was the final step's, the
+    run's closing evaluation scores them instead of generating them again."""
+
+    def __init__(self, sink: RunSink, tokenizer: Any, questions: list["Question"],
+                 settings: "GenerationSettings") -> None:
+        self.sink, self.tokenizer, self.questions, self.settings = sink, tokenizer, questions, settings
+        self.last_answers: tuple[int, list[str | None]] | None = None
+
+    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: Any) -> None:
+        from tunelab.training.generation_eval import GenerationBudget, answer, scores_of
+
+        model = kwargs.get("model")
+        if model is None or not state.is_world_process_zero:
+            return
+        answers = answer(model, self.tokenizer, self.questions, self.settings.max_new_tokens,
+                         GenerationBudget(self.settings.time_budget_s))
+        self.last_answers = (state.global_step, answers)
+        scores = scores_of(answers, self.questions)
+        if scores is not None:
+            self.sink.log_metrics(state.global_step, scores.as_metrics(), time.time())
+            logger.info("step %d: generation eval over %d rows: exact match %.3f, ROUGE-L %.3f, BLEU %.2f",
+                        state.global_step, scores.rows, scores.exact_match, scores.rouge_l, scores.bleu)
+
+    def answers_at(self, step: int) -> list[str | None] | None:
+        """The answers of the eval at `step`, when the last eval was that one."""
+        return self.last_answers[1] if self.last_answers is not None and self.last_answers[0] == step else None

@@ -10,6 +10,8 @@ Artifacts under job.output_dir:
   samples.jsonl       up to 3 eval prompts: prompt, prompt_token_ids, expected, completion (greedy),
                       base_completion (the base model's, greedy), logits (first 16 of the prompt's last position,
                       float32, trained model in eval mode)
+  predictions.jsonl   evaluation by generation: per eval row (the first generation_eval_rows), prompt, expected,
+                      tuned and base answers (greedy) and each one's exact match, ROUGE-L and BLEU
 """
 
 import json
@@ -18,12 +20,22 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from tunelab.training.checkpoints import CHECKPOINTS_DIR, checkpoint_tokens_seen, latest_checkpoint
 from tunelab.training.distributed import any_process, is_main_process
+from tunelab.training.generation_eval import (
+    GENERATION_EVAL_TIME_BUDGET_S,
+    SAMPLE_COUNT,
+    SAMPLE_NEW_TOKENS,
+    SAMPLE_TIME_BUDGET_S,
+    BaselineCache,
+    GenerationSettings,
+    evaluate_by_generation,
+    questions_of,
+    write_samples,
+)
 from tunelab.training.registry import (
     MethodSpec,
     ObjectiveSpec,
@@ -37,7 +49,6 @@ from tunelab.training.sink import RunSink, RunSummary, TrainingJob, TrainingResu
 from tunelab.training.truncation import count_truncation
 
 if TYPE_CHECKING:
-    import torch
     from peft import PeftModelForCausalLM
     from torch import nn
     from transformers import PreTrainedTokenizerBase, Trainer
@@ -50,12 +61,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("tunelab.training")
 
-SAMPLE_COUNT = 3
-SAMPLE_LOGITS = 16
-SAMPLE_NEW_TOKENS = 8
-# Generation after training gets this long in all, the base model's completions included (a DoRA adapter on a real
-# model generated for 4+ minutes while the run showed nothing): what is not done by then is left out and said so.
-SAMPLE_TIME_BUDGET_S = 90.0
 
 
 def read_jsonl(path: Path) -> list[Record]:
@@ -110,125 +115,6 @@ def memory_summary(model_state: "ModelStateBytes") -> RunSummary:
     if cuda_peak is not None:
         summary["cuda_peak_memory_bytes"] = cuda_peak
     return summary
-
-
-def generation_prompt(tokenizer: "PreTrainedTokenizerBase", messages: list[dict[str, str]]) -> str:
-    """The chat as text, up to the start of the assistant's answer."""
-    # With tokenize=False the template renders one string; the declared return type covers every mode.
-    return cast(str, tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
-
-
-def decode(tokenizer: "PreTrainedTokenizerBase", token_ids: "list[int] | torch.Tensor",
-           skip_special_tokens: bool = False) -> str:
-    # One sequence decodes to one string; the declared return type covers batches too.
-    return cast(str, tokenizer.decode(token_ids, skip_special_tokens=skip_special_tokens))
-
-
-def sample_prompt(record: Record, tokenizer: "PreTrainedTokenizerBase") -> tuple[str, str]:
-    """(prompt text as the model sees it, expected continuation) for one record an objective's trainer takes."""
-    if "prompt" in record:
-        # A prompt/completion record, or a preference pair, whose chosen answer is the one expected.
-        prompt = generation_prompt(tokenizer, record["prompt"])
-        return prompt, record["completion" if "completion" in record else "chosen"][0]["content"]
-    if "messages" in record:
-        messages = record["messages"]
-        last_answer = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=len(messages))
-        prompt = generation_prompt(tokenizer, messages[:last_answer])
-        expected = messages[last_answer]["content"] if last_answer < len(messages) else ""
-        return prompt, expected
-    ids = tokenizer(record["text"], add_special_tokens=False)["input_ids"]
-    half = max(1, len(ids) // 2)
-    return decode(tokenizer, ids[:half]), decode(tokenizer, ids[half:])
-
-
-class GenerationBudget:
-    """Seconds left for the samples' generation; each completion gets what is left (transformers' max_time stops a
-    generation mid-way), and none is started once it is spent."""
-
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
-
-
-def _greedy_completion(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", input_ids: "torch.Tensor",
-                       budget: GenerationBudget | None = None) -> str | None:
-    """The greedy completion; None when the budget was spent before it began."""
-    import torch
-
-    max_time = budget.left() if budget is not None else None
-    if max_time is not None and max_time <= 0:
-        return None
-    with torch.no_grad():
-        generated = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                   max_new_tokens=SAMPLE_NEW_TOKENS, do_sample=False,
-                                   pad_token_id=tokenizer.pad_token_id, max_time=max_time)
-    # Prompt-learning PEFT models return only the new tokens; the others return prompt + new tokens.
-    prompt_length = input_ids.shape[1]
-    new_ids = generated[0, prompt_length:] if generated.shape[1] > SAMPLE_NEW_TOKENS else generated[0]
-    return decode(tokenizer, new_ids, skip_special_tokens=True)
-
-
-def _base_completions(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", prompts: list["torch.Tensor"],
-                      load_base_model: "Callable[[], CausalLM] | None",
-                      budget: GenerationBudget) -> list[str | None]:
-    """The base model's greedy completions of the same prompts, beside the trained model's in the samples table: a
-    PEFT model's with its adapter switched off, a full fine-tuning's from the base loaded again (none without a
-    loader)."""
-    from peft import PeftModel
-
-    if isinstance(model, PeftModel):
-        if model.peft_config[model.active_adapter].is_prompt_learning:
-            # The virtual tokens live beside the base model, which is unchanged.
-            base = cast("TrainedModel", model.get_base_model())
-            return [_greedy_completion(base, tokenizer, ids, budget) for ids in prompts]
-        with model.disable_adapter():
-            return [_greedy_completion(model, tokenizer, ids, budget) for ids in prompts]
-    if load_base_model is None or budget.left() <= 0:
-        return [None for _ in prompts]
-    device = next(model.parameters()).device
-    base = load_base_model().to(device).eval()  # type: ignore[arg-type]  # PreTrainedModel.to's wraps-typed signature
-    completions: list[str | None] = [_greedy_completion(base, tokenizer, ids, budget) for ids in prompts]
-    del base
-    return completions
-
-
-def write_samples(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase", records: list[Record],
-                  path: Path, load_base_model: "Callable[[], CausalLM] | None" = None,
-                  time_budget_s: float = SAMPLE_TIME_BUDGET_S) -> None:
-    """Greedy completions and last-position logits of the trained model for a few fixed eval prompts, and the base
-    model's completions of them, within `time_budget_s` in all: a completion cut short by it is marked, and one not
-    begun is null."""
-    import torch
-
-    budget = GenerationBudget(time_budget_s)
-    model.eval()
-    device = next(model.parameters()).device
-    chosen = [sample_prompt(record, tokenizer) for record in records[:SAMPLE_COUNT]]
-    prompt_ids = [tokenizer(prompt, add_special_tokens=False)["input_ids"] for prompt, _ in chosen]
-    inputs = [torch.tensor([ids], device=device) for ids in prompt_ids]
-    samples = []
-    for (prompt, expected), ids, input_ids in zip(chosen, prompt_ids, inputs, strict=True):
-        with torch.no_grad():
-            logits = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids)).logits[0, -1, :SAMPLE_LOGITS]
-        samples.append({
-            "prompt": prompt,
-            "prompt_token_ids": ids,
-            "expected": expected,
-            "completion": _greedy_completion(model, tokenizer, input_ids, budget),
-            "logits": logits.float().cpu().tolist(),
-        })
-    for sample, base_completion in zip(samples, _base_completions(model, tokenizer, inputs, load_base_model, budget),
-                                       strict=True):
-        sample["base_completion"] = base_completion
-    if budget.left() <= 0:
-        logger.warning("sample generation stopped after its %.0f s budget", time_budget_s)
-        for sample in samples:
-            sample["time_budget_exceeded"] = True
-    with path.open("w", encoding="utf-8") as out:
-        for sample in samples:
-            out.write(json.dumps(sample) + "\n")
 
 
 def library_versions() -> dict[str, str]:
@@ -294,7 +180,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     import torch
     from transformers import PrinterCallback
 
-    from tunelab.training.callbacks import SinkCallback, TokensSeenRecorder
+    from tunelab.training.callbacks import GenerationEvalCallback, SinkCallback, TokensSeenRecorder
     from tunelab.training.memory import ModelStateRecorder, model_state_bytes
     from tunelab.training.models import load_model_and_tokenizer
     from tunelab.training.system_metrics import SystemMetricsRecorder
@@ -345,6 +231,12 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     peft_config = build_peft_config(params, str(tokenizer_dir)) if build_peft_config is not None else None
     checkpoint = latest_checkpoint(output_dir / CHECKPOINTS_DIR) if job.resume else None
     callback = SinkCallback(sink, objective.metric_keys, objective.reports_perplexity)
+    # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate.
+    generation = GenerationSettings(rows=params.generation_eval_rows, max_new_tokens=params.generation_max_new_tokens)
+    questions = (questions_of(eval_records, tokenizer, generation.rows)
+                 if main_process and generation.rows and params.zero_stage < 3 else [])
+    generation_callback = (GenerationEvalCallback(sink, tokenizer, questions, generation)
+                           if questions and params.generation_eval_at_each_eval else None)
     tokens_recorder = TokensSeenRecorder()
     state_recorder = ModelStateRecorder()
     system_recorder = SystemMetricsRecorder(sink, job.system_metrics_interval_s)
@@ -356,7 +248,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     trainer = objective.build_trainer(TrainerInputs(
         model=model, tokenizer=tokenizer, params=params, train_records=train_records, eval_records=eval_records,
         peft_config=peft_config, dataset_format=job.dataset_format, checkpoints_dir=output_dir / CHECKPOINTS_DIR,
-        resuming=checkpoint is not None, callbacks=[tokens_recorder, callback, state_recorder, system_recorder],
+        resuming=checkpoint is not None,
+        callbacks=[tokens_recorder, callback, state_recorder, system_recorder,
+                   *([generation_callback] if generation_callback is not None else [])],
         load_base_model=load_base_model,
     ))
     if not main_process:
@@ -399,12 +293,27 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     if main_process and eval_records and not callback.canceled and params.zero_stage < 3:
         write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl",
                       None if method.peft else load_base_model)
+    generation_summary: RunSummary = {}
+    if questions and not callback.canceled:
+        final_step = trainer.state.global_step
+        answered = generation_callback.answers_at(final_step) if generation_callback is not None else None
+        evaluation = evaluate_by_generation(
+            trained, tokenizer, questions, generation,
+            model_identity=json.dumps({"model": job.model, "digest": job.model_digest, "loading": repr(loading)}),
+            cache=BaselineCache(job.baseline_cache_dir), load_base_model=None if method.peft else load_base_model,
+            tuned=answered)
+        evaluation.write_predictions(output_dir / "predictions.jsonl")
+        generation_summary = evaluation.summary()
+        if evaluation.tuned_scores is not None and answered is None:
+            sink.log_metrics(final_step, evaluation.tuned_scores.as_metrics(), time.time())
 
     # After the last step the trainer has freed the gradients: the recorder counted them while they were there.
     model_state = state_recorder.peak or model_state_bytes(trained, trainer.optimizer)
     summary = run_summary(trained, history, callback.tokens_per_second, time.perf_counter() - started, model_state,
                           objective.reports_perplexity)
     summary.update(data_summary)
+    summary.update(generation_summary)
+    summary.update(preference_summary(history))
     sink.set_summary(summary)
     logger.info("%s: %s", "canceled" if callback.canceled else "finished", summary)
     return TrainingResult(canceled=callback.canceled, summary=summary)
@@ -429,7 +338,24 @@ def resolved_training(trainer: "Trainer", objective: str) -> dict[str, Any]:
                       if objective in ("sft", "pretrain") else "mean of the per-example loss over the eval split"),
         "sample_generation": {"greedy": True, "max_new_tokens": SAMPLE_NEW_TOKENS, "rows": SAMPLE_COUNT,
                               "time_budget_s": SAMPLE_TIME_BUDGET_S},
+        "generation_eval": {"greedy": True, "rows": "the first generation_eval_rows eval rows with an expected answer",
+                            "time_budget_s": GENERATION_EVAL_TIME_BUDGET_S,
+                            "exact_match": "equal after case folding and collapsing whitespace",
+                            "rouge_l": "mean ROUGE-L F1 (rouge-score, default tokenizer, no stemming)",
+                            "bleu": "corpus BLEU (sacrebleu, 13a tokenization, 0-100)"},
     }
+
+
+def preference_summary(history: list[dict[str, Any]]) -> RunSummary:
+    """A preference objective's reward accuracy and margin at its last eval (TRL logs them for DPO and ORPO); nothing
+    for other objectives."""
+    last = next((e for e in reversed(history) if "eval_rewards/accuracies" in e), None)
+    if last is None:
+        return {}
+    summary: RunSummary = {"reward_accuracy": float(last["eval_rewards/accuracies"])}
+    if "eval_rewards/margins" in last:
+        summary["reward_margin"] = float(last["eval_rewards/margins"])
+    return summary
 
 
 def save_trained(trainer: "Trainer", folder: Path) -> None:

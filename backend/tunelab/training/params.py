@@ -57,6 +57,27 @@ class TrainingParams(BaseModel):
     eval_steps: int = Field(
         10, ge=1, title="Eval every (steps)", description="Evaluate on the held-out split every this many steps"
     )
+    generation_eval_rows: int = Field(
+        16,
+        ge=0,
+        le=1000,
+        title="Generation eval rows",
+        description="Held-out rows the model answers (greedy) after training, scored against the expected answers by "
+        "exact match, ROUGE-L and BLEU beside the base model's answers; 0 turns evaluation by generation off",
+    )
+    generation_max_new_tokens: int = Field(
+        32,
+        ge=1,
+        le=2048,
+        title="Generation eval max new tokens",
+        description="Longest answer generated for evaluation by generation",
+    )
+    generation_eval_at_each_eval: bool = Field(
+        False,
+        title="Generation eval at each eval",
+        description="Also answer and score the generation eval rows at every eval step (charts of eval/exact_match, "
+        "eval/rouge_l and eval/bleu), at the cost of generating at each eval",
+    )
     logging_steps: int = Field(
         1, ge=1, title="Log every (steps)", description="Record training metrics every this many steps"
     )

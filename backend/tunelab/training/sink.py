@@ -29,6 +29,21 @@ class RunSummary(TypedDict, total=False):
     final_eval_loss: float
     best_eval_loss: float
     final_eval_perplexity: float
+    # Evaluation by generation (training/generation_eval.py): the trained model's greedy answers to the first
+    # generation_rows_requested eval rows, and the base model's to the same rows, scored against the expected answers.
+    generation_rows_requested: int
+    generation_rows: int  # rows answered within the time budget, which the scores cover
+    generation_exact_match: float  # 0–1
+    generation_rouge_l: float  # mean ROUGE-L F1, 0–1
+    generation_bleu: float  # corpus BLEU, 0–100
+    base_generation_rows: int
+    base_generation_exact_match: float
+    base_generation_rouge_l: float
+    base_generation_bleu: float
+    # Preference objectives, at the last eval: the fraction of eval pairs whose chosen answer the policy rewards above
+    # the rejected one, and the mean reward margin (both relative to the frozen base, on which they are 0).
+    reward_accuracy: float
+    reward_margin: float
 
 
 def perplexity(loss: float) -> float:
@@ -79,6 +94,12 @@ class TrainingJob:
     # links read) in place of `model` and `dataset_path`, this worker's paths. Empty for a job given only paths.
     model_name: str = ""
     dataset_name: str = ""
+    # Where the base model's answers for evaluation by generation are kept between runs of the same model and split;
+    # None generates them in every run.
+    baseline_cache_dir: Path | None = None
+    # What tells the base weights at `model` apart from others once at that path (services.models.model_identity's
+    # digest), part of the baseline cache's key.
+    model_digest: str = ""
 
 
 @dataclass

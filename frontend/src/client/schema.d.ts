@@ -862,6 +862,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/predictions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Run Predictions
+         * @description The run's evaluation by generation (predictions.jsonl): per eval row, the prompt, the expected answer, the
+         *     trained and the base model's greedy answers and each one's scores. Empty until the run has finished evaluating.
+         *     Share links read them too.
+         */
+        get: operations["read_run_predictions_api_v1_runs__run_id__predictions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}/resume": {
         parameters: {
             query?: never;
@@ -1302,6 +1324,21 @@ export interface components {
              */
             slot: number;
         };
+        /**
+         * CostBaseline
+         * @description The base model with no training, scored on the same generation eval rows: what each cell gained.
+         */
+        CostBaseline: {
+            /** Label */
+            label: string;
+            /**
+             * Values
+             * @description Column key -> the base model's figure (generation columns only)
+             */
+            values: {
+                [key: string]: number;
+            };
+        };
         /** CostColumn */
         CostColumn: {
             /**
@@ -1363,6 +1400,8 @@ export interface components {
         };
         /** CostTablePublic */
         CostTablePublic: {
+            /** @description The base model's generation scores, when the finished runs share one base model, eval split and generation setting */
+            baseline?: components["schemas"]["CostBaseline"] | null;
             /** Columns */
             columns: components["schemas"]["CostColumn"][];
             /**
@@ -1674,6 +1713,32 @@ export interface components {
              * @description At least 8 characters
              */
             password: string;
+        };
+        /**
+         * GenerationScoresPublic
+         * @description One model's greedy answers to the generation eval rows, scored against the expected answers.
+         */
+        GenerationScoresPublic: {
+            /**
+             * Bleu
+             * @description Corpus BLEU over the rows (sacrebleu), 0–100
+             */
+            bleu: number;
+            /**
+             * Exact Match
+             * @description Fraction of rows answered exactly (case and whitespace aside), 0–1
+             */
+            exact_match: number;
+            /**
+             * Rouge L
+             * @description Mean ROUGE-L F1 over the rows (rouge-score), 0–1
+             */
+            rouge_l: number;
+            /**
+             * Rows
+             * @description Rows answered within the time budget, which the scores cover
+             */
+            rows: number;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -2093,6 +2158,24 @@ export interface components {
             /** Slots */
             slots: components["schemas"]["CompletionSlot"][];
         };
+        /** PredictionScoresPublic */
+        PredictionScoresPublic: {
+            /**
+             * Bleu
+             * @description Sentence BLEU, 0–100 (the run's BLEU is over the whole corpus, not their mean)
+             */
+            bleu: number;
+            /**
+             * Exact Match
+             * @description 1 when the answer equals the expected one (case and whitespace aside)
+             */
+            exact_match: number;
+            /**
+             * Rouge L
+             * @description ROUGE-L F1, 0–1
+             */
+            rouge_l: number;
+        };
         /** ProjectCreate */
         ProjectCreate: {
             /**
@@ -2322,6 +2405,20 @@ export interface components {
              */
             status: "succeeded" | "failed";
         };
+        /**
+         * RunGenerationEvalPublic
+         * @description Evaluation by generation after training: the run's answers and the base model's to the same eval rows.
+         */
+        RunGenerationEvalPublic: {
+            /** @description The base model's scores on the same rows: the baseline */
+            base: components["schemas"]["GenerationScoresPublic"] | null;
+            /**
+             * Rows Requested
+             * @description The first generation_eval_rows eval rows with an expected answer
+             */
+            rows_requested: number;
+            tuned: components["schemas"]["GenerationScoresPublic"] | null;
+        };
         /** RunLogPublic */
         RunLogPublic: {
             /**
@@ -2372,6 +2469,40 @@ export interface components {
             run_id: number;
             /** Series */
             series: components["schemas"]["MetricSeriesPublic"][];
+        };
+        /** RunPredictionPublic */
+        RunPredictionPublic: {
+            /**
+             * Base
+             * @description The base model's greedy answer to the same prompt: the baseline
+             */
+            base: string | null;
+            base_scores: components["schemas"]["PredictionScoresPublic"] | null;
+            /** Expected */
+            expected: string;
+            /**
+             * Prompt
+             * @description As the model saw it (the chat template applied)
+             */
+            prompt: string;
+            /**
+             * Tuned
+             * @description The trained model's greedy answer (None: not begun within the time budget)
+             */
+            tuned: string | null;
+            tuned_scores: components["schemas"]["PredictionScoresPublic"] | null;
+        };
+        /** RunPredictionsPublic */
+        RunPredictionsPublic: {
+            /**
+             * Count
+             * @description Rows in the run's predictions, of which `data` is the page from `offset`
+             */
+            count: number;
+            /** Data */
+            data: components["schemas"]["RunPredictionPublic"][];
+            /** Offset */
+            offset: number;
         };
         /** RunProgress */
         RunProgress: {
@@ -2432,6 +2563,8 @@ export interface components {
              * @description A force stop was asked for: the worker kills the training process
              */
             force_stop_requested: boolean;
+            /** @description Absent until the run has finished evaluating by generation, or when it does not */
+            generation_eval?: components["schemas"]["RunGenerationEvalPublic"] | null;
             /** Heartbeat At */
             heartbeat_at: string | null;
             /** Id */
@@ -2474,6 +2607,16 @@ export interface components {
              * Format: date-time
              */
             queued_at: string;
+            /**
+             * Reward Accuracy
+             * @description Preference objectives: fraction of eval pairs whose chosen answer the policy rewards above the rejected one, at the last eval (0 on the base model, the reference)
+             */
+            reward_accuracy?: number | null;
+            /**
+             * Reward Margin
+             * @description Preference objectives: mean chosen − rejected reward, at the last eval
+             */
+            reward_margin?: number | null;
             /** Seed */
             seed: number;
             /** Started At */
@@ -6378,6 +6521,68 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_run_predictions_api_v1_runs__run_id__predictions_get: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPredictionsPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

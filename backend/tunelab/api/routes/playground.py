@@ -7,7 +7,14 @@ from pydantic import AfterValidator
 from tunelab.api.deps import GenerationBrokerDep, SessionDep, SettingsDep
 from tunelab.api.policies import RunReader, UserDep
 from tunelab.core.errors import responses
-from tunelab.schemas.playground import PlaygroundCreate, PlaygroundPublic, RunSamplePublic, RunSamplesPublic
+from tunelab.schemas.playground import (
+    PlaygroundCreate,
+    PlaygroundPublic,
+    RunPredictionPublic,
+    RunPredictionsPublic,
+    RunSamplePublic,
+    RunSamplesPublic,
+)
 from tunelab.services import playground
 
 router = APIRouter(tags=["playground"])
@@ -73,3 +80,18 @@ def read_run_samples(run: RunReader, settings: SettingsDep) -> RunSamplesPublic:
     model's and the tuned model's (greedy). Share links read them too."""
     data = [RunSamplePublic.model_validate(sample) for sample in playground.read_samples(settings, run)]
     return RunSamplesPublic(data=data, count=len(data))
+
+
+@router.get("/runs/{run_id}/predictions", response_model=RunPredictionsPublic, responses=responses(401, 403, 404, 422))
+def read_run_predictions(
+    run: RunReader,
+    settings: SettingsDep,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> RunPredictionsPublic:
+    """The run's evaluation by generation (predictions.jsonl): per eval row, the prompt, the expected answer, the
+    trained and the base model's greedy answers and each one's scores. Empty until the run has finished evaluating.
+    Share links read them too."""
+    rows, count = playground.read_predictions(settings, run, offset, limit)
+    return RunPredictionsPublic(data=[RunPredictionPublic.model_validate(row) for row in rows], count=count,
+                                offset=offset)
