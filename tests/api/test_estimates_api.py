@@ -141,3 +141,30 @@ def test_the_queues_workers_report_their_devices_and_the_estimate_warns_beyond_t
     assert small["fits"] is True and small["warning"] is None
     assert huge["fits"] is False and not any(d["fits"] for d in huge["devices"])
     assert "per device, more than the" in huge["warning"] and "gradient checkpointing" in huge["warning"]
+
+
+def _bundled(client, name: str) -> dict:
+    return next(d for d in client.get(f"{API}/datasets").json()["data"] if d["name"] == name)
+
+
+def test_time_counts_the_datasets_own_tokens_not_every_row_at_max_length(client):
+    """An identical clone of a run took 8× less than 'at most' said: its rows are far shorter than max_length."""
+    tasks = _bundled(client, "tiny-tasks")
+    params = {"max_steps": 10, "per_device_train_batch_size": 4, "max_length": 256}
+    body = estimate(client, method="lora", params=params, dataset=tasks["id"]).json()["time"]
+    preview = client.get(f"{API}/datasets/{tasks['id']}/preview",
+                         params={"model": TINY, "max_length": 256, "limit": 1}).json()
+    assert preview["truncation"]["truncated_rows"] == 0  # so each row counts its whole length
+    mean_tokens = preview["token_stats"]["mean"]
+    assert body["tokens_basis"] == "dataset"
+    assert body["tokens"] == pytest.approx(10 * 4 * mean_tokens, rel=0.01) and body["tokens"] < 10 * 4 * 256 / 4
+    # Packed rows fill every sequence; with no dataset chosen the figure is the upper bound, and says so.
+    packed = estimate(client, method="lora", params={**params, "packing": True}, dataset=tasks["id"]).json()["time"]
+    assert packed["tokens"] == 10 * 4 * 256 and packed["tokens_basis"] == "dataset"
+    bound = estimate(client, method="lora", params=params).json()["time"]
+    assert bound["tokens"] == 10 * 4 * 256 and bound["tokens_basis"] == "max_length"
+    # A preference row trains two sequences, each cut at max_length.
+    pairs = _bundled(client, "tiny-preferences")
+    dpo = estimate(client, method="lora", objective="dpo", params={**params, "max_length": 16},
+                   dataset=pairs["id"]).json()["time"]
+    assert dpo["tokens"] <= 10 * 4 * 2 * 16 and dpo["tokens"] > 10 * 4 * 16

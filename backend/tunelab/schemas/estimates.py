@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +46,12 @@ class QueueDevice(BaseModel):
 
 
 class TimeEstimate(BaseModel):
-    tokens: int | None = Field(description="Upper bound: every example at max_length")
+    tokens: int | None = Field(description="Training tokens the run goes through: from the dataset's own token "
+                               "lengths (each cut at max_length; packed sequences are full) when it is known, else "
+                               "the upper bound of every example at max_length")
+    tokens_basis: Literal["dataset", "max_length"] | None = Field(
+        None, description="dataset: from the rows' token lengths with this model's tokenizer; max_length: an upper "
+        "bound, every example at max_length (no dataset chosen)")
     tokens_per_second: float | None = Field(description="Median of earlier succeeded runs of this model and method")
     based_on_runs: int
     seconds: float | None

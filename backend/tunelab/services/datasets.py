@@ -623,6 +623,12 @@ def _apply_chat_template(tokenizer: "PreTrainedTokenizerBase", messages: list[di
                                                    add_generation_prompt=add_generation_prompt))
 
 
+def sequence_token_lengths(settings: Settings, dataset: Dataset, model_path: Path) -> Sequence[int]:
+    """The token length of every sequence the trainer builds from the dataset with this model's tokenizer, row after
+    row (a preference row gives two: prompt + chosen, prompt + rejected)."""
+    return _token_lengths(dataset_file(settings, dataset), DatasetFormat(dataset.format), model_path)
+
+
 @lru_cache(maxsize=8)
 def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
     """Token length of every sequence the trainer cuts at max_length, row after row, as it tokenizes them (SFT rows

@@ -3,6 +3,8 @@ the devices of its queue's workers, and time from the throughput of earlier runs
 
 import logging
 import statistics
+from pathlib import Path
+from typing import Literal
 
 from redis.exceptions import RedisError
 from sqlalchemy import select
@@ -20,9 +22,9 @@ from tunelab.schemas.estimates import (
     StrategyTotal,
     TimeEstimate,
 )
-from tunelab.services import workers
+from tunelab.services import datasets, workers
 from tunelab.services.models import model_param_defaults, resolve_model_path
-from tunelab.services.runs import check_params_fit_model, resolve_training_choice
+from tunelab.services.runs import TrainingChoice, check_params_fit_model, resolve_training_choice
 from tunelab.training import estimator, registry
 from tunelab.training.devices import Device
 from tunelab.training.params import TrainingParams
@@ -67,7 +69,7 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
         devices=devices,
         fits=fits,
         warning=_memory_warning(queue, total, devices, params.gradient_checkpointing),
-        time=_time_estimate(session, body, params, num_processes, project_ids),
+        time=_time_estimate(session, settings, body, model_path, choice, params, num_processes, project_ids),
     )
 
 
@@ -103,15 +105,15 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
 
 
-def _time_estimate(session: Session, body: EstimateCreate, params: TrainingParams, num_processes: int,
+def _time_estimate(session: Session, settings: Settings, body: EstimateCreate, model_path: Path,
+                   choice: TrainingChoice, params: TrainingParams, num_processes: int,
                    project_ids: list[int]) -> TimeEstimate:
-    dataset_rows = None
+    dataset = None
     if body.dataset is not None:
         dataset = session.get(Dataset, body.dataset)
         if dataset is None or not (dataset.bundled or dataset.project_id in project_ids):
             raise AppError("DATASET_NOT_FOUND", f"dataset: dataset {body.dataset} does not exist", {"field": "dataset"})
-        dataset_rows = dataset.row_count
-    tokens = estimator.tokens_to_train(params, num_processes, dataset_rows)
+    tokens, basis = _tokens_to_train(settings, dataset, model_path, choice, params, num_processes)
     throughputs: list[float] = [value for value in session.scalars(
         select(Run.tokens_per_second)
         .where(Run.project_id.in_(project_ids), Run.model == body.model, Run.method == body.method,
@@ -122,8 +124,23 @@ def _time_estimate(session: Session, body: EstimateCreate, params: TrainingParam
         return TimeEstimate(tokens=None, tokens_per_second=None, based_on_runs=len(throughputs), seconds=None,
                             reason="the run trains for epochs: choose its dataset, or set max_steps")
     if not throughputs:
-        return TimeEstimate(tokens=tokens, tokens_per_second=None, based_on_runs=0, seconds=None,
+        return TimeEstimate(tokens=tokens, tokens_basis=basis, tokens_per_second=None, based_on_runs=0, seconds=None,
                             reason=f"no earlier succeeded run of {body.method} on {body.model} to measure throughput")
     median = statistics.median(throughputs)
-    return TimeEstimate(tokens=tokens, tokens_per_second=median, based_on_runs=len(throughputs),
+    return TimeEstimate(tokens=tokens, tokens_basis=basis, tokens_per_second=median, based_on_runs=len(throughputs),
                         seconds=tokens / median)
+
+
+def _tokens_to_train(settings: Settings, dataset: Dataset | None, model_path: Path, choice: TrainingChoice,
+                     params: TrainingParams, num_processes: int) -> tuple[int | None, Literal["dataset", "max_length"]]:
+    """The training tokens of the run: from the dataset's real token lengths with the model's tokenizer when the
+    dataset is chosen (the throughput it is divided by was measured on real tokens too), else every example at
+    max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
+    if dataset is None:
+        return estimator.tokens_to_train(params, num_processes, None), "max_length"
+    try:
+        lengths = datasets.sequence_token_lengths(settings, dataset, model_path)
+    except AppError:  # a model without a tokenizer the dataset can go through: the bound still holds
+        return estimator.tokens_to_train(params, num_processes, dataset.row_count), "max_length"
+    per_example = estimator.tokens_per_example(lengths, params, choice.objective)
+    return estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example), "dataset"

@@ -20,6 +20,7 @@ log-probabilities and their gradient. Data parallel with ZeRO stage 1/2/3 divide
 import functools
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -242,13 +243,27 @@ def sharded_total(weights: int, gradients: int, optimizer_states: int, activatio
     return int(part(optimizer_states, 1) + part(gradients, 2) + part(weights, 3) + activations)
 
 
-def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: int | None) -> int | None:
-    """An upper bound of the tokens the run trains on (every example at max_length); None when it cannot be known."""
-    per_step = params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
+def tokens_per_example(sequence_lengths: Sequence[int], params: TrainingParams,
+                       objective: ObjectiveSpec | None = None) -> float:
+    """Mean training tokens of one example, from the token lengths of the sequences the trainer builds (a preference
+    example is two): each cut at max_length, and a full max_length when the objective packs rows into blocks."""
+    if objective is not None and (objective.name == "pretrain" or getattr(params, "packing", False)):
+        return float(params.max_length * objective.sequences_per_example)
+    if not sequence_lengths:
+        return 0.0
+    per_sequence = sum(min(length, params.max_length) for length in sequence_lengths) / len(sequence_lengths)
+    return per_sequence * (objective.sequences_per_example if objective else 1)
+
+
+def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: int | None,
+                    per_example: float | None = None) -> int | None:
+    """The tokens the run trains on: examples × `per_example` tokens, by default every example at max_length (an
+    upper bound); None when the number of examples cannot be known (epochs of an unknown dataset)."""
+    per_example = params.max_length if per_example is None else per_example
+    examples_per_step = params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
     if params.max_steps:
-        return params.max_steps * per_step * params.max_length
+        return int(params.max_steps * examples_per_step * per_example)
     if dataset_rows is None:
         return None
     train_rows = dataset_rows - (max(1, round(dataset_rows * params.eval_split)) if params.eval_split > 0 else 0)
-    return int(max(0, train_rows) * params.num_train_epochs * params.max_length)
-
+    return int(max(0, train_rows) * params.num_train_epochs * per_example)

@@ -3242,9 +3242,14 @@ export interface components {
             seconds: number | null;
             /**
              * Tokens
-             * @description Upper bound: every example at max_length
+             * @description Training tokens the run goes through: from the dataset's own token lengths (each cut at max_length; packed sequences are full) when it is known, else the upper bound of every example at max_length
              */
             tokens: number | null;
+            /**
+             * Tokens Basis
+             * @description dataset: from the rows' token lengths with this model's tokenizer; max_length: an upper bound, every example at max_length (no dataset chosen)
+             */
+            tokens_basis?: ("dataset" | "max_length") | null;
             /**
              * Tokens Per Second
              * @description Median of earlier succeeded runs of this model and method

@@ -7,7 +7,7 @@ import { Card, ErrorBox } from "../../components/ui/ui";
 import { formatBytes, formatCount } from "../../lib/format";
 import { estimateQueryOptions } from "./api/estimates";
 import type { EstimateRequest } from "./api/estimates";
-import { breakdownRows, checkpointingEffect, strategyLabel, timeSummary } from "./estimate";
+import { breakdownRows, checkpointingEffect, estimateIsStale, strategyLabel, timeSummary } from "./estimate";
 
 const DEBOUNCE_MS = 400;
 
@@ -15,9 +15,12 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
   const settled = useDebounced(request, DEBOUNCE_MS);
   const estimate = useQuery(estimateQueryOptions(settled));
   const data = estimate.data;
+  // The previous settings' figures stay on screen while new ones come (placeholder data): say so, rather than let
+  // another model's memory pass for this one's.
+  const stale = data !== undefined && estimateIsStale(settled, request, estimate.isFetching || estimate.isPlaceholderData);
 
   return (
-    <Card title="Estimate" testId="estimate-panel">
+    <Card title={stale ? "Estimate · updating…" : "Estimate"} testId="estimate-panel">
       {estimate.isError &&
         (estimate.error instanceof ApiError && estimate.error.status === 422 ? (
           <div className="help" data-testid="estimate-refused">
@@ -28,7 +31,7 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
         ))}
       {!data && estimate.isPending && <div className="help">Estimating…</div>}
       {data && (
-        <div className="estimate">
+        <div className={stale ? "estimate estimate-stale" : "estimate"} aria-busy={stale} data-testid="estimate-figures">
           {data.warning && (
             <div className="notice" role="alert" data-testid="estimate-warning">
               {data.warning}

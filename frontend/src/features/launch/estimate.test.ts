@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { breakdownRows, checkpointingEffect, strategyLabel, timeSummary } from "./estimate";
+import { formatCount } from "../../lib/format";
+import { breakdownRows, checkpointingEffect, estimateIsStale, strategyLabel, timeSummary } from "./estimate";
 import type { Estimate } from "./estimate";
 
 const MiB = 1024 ** 2;
@@ -39,11 +40,24 @@ describe("estimate display", () => {
   });
 
   it("gives a time from earlier runs, or the reason there is none", () => {
-    expect(timeSummary({ tokens: 600_000, tokens_per_second: 1000, based_on_runs: 3, seconds: 600, reason: null })).toBe(
-      "Time: at most about 10 min 0 s (from 3 earlier runs at 1000 tokens/s).",
+    expect(timeSummary({ tokens: 600_000, tokens_per_second: 1000, based_on_runs: 3, seconds: 600, reason: null, tokens_basis: "max_length" })).toBe(
+      "Time: at most about 10 min 0 s (every example at max length; choose the dataset for its real lengths — from 3 earlier runs at 1000 tokens/s).",
+    );
+    expect(timeSummary({ tokens: 75_000, tokens_per_second: 1000, based_on_runs: 1, seconds: 75, reason: null, tokens_basis: "dataset" })).toBe(
+      `Time: about 1 min 15 s (${formatCount(75_000)} tokens from the dataset's own lengths, from 1 earlier run at 1000 tokens/s).`,
     );
     expect(timeSummary({ tokens: 1, tokens_per_second: null, based_on_runs: 0, seconds: null, reason: "no earlier run" })).toBe(
       "Time: unknown — no earlier run.",
     );
+  });
+});
+
+describe("estimateIsStale", () => {
+  it("says the figures are stale while a change waits out the debounce or its estimate is on its way", () => {
+    const smollm = { model: "smollm2-135m", method: "lora" };
+    const tiny = { model: "tunelab-tiny", method: "lora" };
+    expect(estimateIsStale(tiny, smollm, false)).toBe(true);
+    expect(estimateIsStale(smollm, smollm, true)).toBe(true);
+    expect(estimateIsStale(smollm, { ...smollm }, false)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 // What the launch form says about an estimate: the memory breakdown as rows, the effect of gradient checkpointing, time.
 import type { Schemas } from "../../api/client";
-import { formatBytes, formatDuration } from "../../lib/format";
+import { formatBytes, formatCount, formatDuration } from "../../lib/format";
 
 export type Estimate = Schemas["EstimatePublic"];
 
@@ -33,9 +33,20 @@ export function strategyLabel(zeroStage: number): string {
   return zeroStage === 0 ? "DDP" : `ZeRO-${zeroStage}`;
 }
 
-/** "about 12 min (from 3 earlier runs at 250 tokens/s)", or why there is no estimate. */
+/** "about 12 min (the dataset's 1.2M tokens, from 3 earlier runs at 250 tokens/s)", "at most about …" when every
+ * example is counted at max_length (no dataset chosen), or why there is no estimate. */
 export function timeSummary(time: Estimate["time"]): string {
   if (time.seconds === null || time.seconds === undefined || !time.tokens_per_second) return `Time: unknown — ${time.reason ?? "no measurement"}.`;
   const runs = time.based_on_runs === 1 ? "1 earlier run" : `${time.based_on_runs} earlier runs`;
-  return `Time: at most about ${formatDuration(time.seconds)} (from ${runs} at ${Math.round(time.tokens_per_second)} tokens/s).`;
+  const measured = `from ${runs} at ${Math.round(time.tokens_per_second)} tokens/s`;
+  if (time.tokens_basis === "dataset" && time.tokens) {
+    return `Time: about ${formatDuration(time.seconds)} (${formatCount(time.tokens)} tokens from the dataset's own lengths, ${measured}).`;
+  }
+  return `Time: at most about ${formatDuration(time.seconds)} (every example at max length; choose the dataset for its real lengths — ${measured}).`;
+}
+
+/** Whether the figures shown are not yet those of the form's settings: a change is waiting out the debounce, or its
+ * estimate is on its way while the previous one stays on screen. */
+export function estimateIsStale(shownFor: unknown, current: unknown, fetching: boolean): boolean {
+  return fetching || JSON.stringify(shownFor) !== JSON.stringify(current);
 }
