@@ -38,10 +38,23 @@ def run_migrations_online() -> None:
 
 
 def _run(connection) -> None:
-    # Batch mode lets ALTERs work on SQLite, which cannot alter most things in place.
-    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True, compare_type=True)
-    with context.begin_transaction():
-        context.run_migrations()
+    # Batch mode lets ALTERs work on SQLite, which cannot alter most things in place: it rebuilds the table (copy,
+    # drop, rename). With foreign keys on, that drop is a DELETE that cascades into every table referencing it (a
+    # run's metrics, tags, artifacts…), so they are off while migrating. SQLite ignores the pragma inside a
+    # transaction: it is set, and committed, before the migrations' transaction begins.
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        connection.commit()
+    try:
+        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
+                          compare_type=True)
+        with context.begin_transaction():
+            context.run_migrations()
+    finally:
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()
 
 
 if context.is_offline_mode():

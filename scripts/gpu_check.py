@@ -30,6 +30,9 @@ class RecordingSink:
         self.summary: dict[str, Any] = {}
         self.losses: list[float] = []
 
+    def phase(self, phase: str) -> None:
+        pass
+
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
         if "train/loss" in values:
             self.losses.append(values["train/loss"])

@@ -285,6 +285,7 @@ TABLE: dict[tuple[str, str], Row] = {
         "project:editor", PROJECT_EDIT, _static("/projects/{w.project_id}/shares")),
     # Runs
     ("GET", "/api/v1/runs"): Row("signed_in_or_share", READER, _static("/runs")),
+    ("GET", "/api/v1/metric-keys"): Row("signed_in_or_share", READER, _static("/metric-keys")),
     ("POST", "/api/v1/runs"): Row(
         "signed_in", PROJECT_EDIT,
         lambda w, who: Call("/runs", json={"method": "lora", "model": "tunelab-tiny", "external": True,
@@ -326,6 +327,10 @@ TABLE: dict[tuple[str, str], Row] = {
         "signed_in_or_share run:editor", RUN_EDIT,
         lambda w, who: Call(f"/runs/{(run_id := w.exportable_run())}/exports", headers=w.share_for(who, run_id))),
     ("GET", "/api/v1/runs/{run_id}/samples"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/samples")),
+    ("GET", "/api/v1/runs/{run_id}/predictions"): Row("run:viewer", RUN_VIEW,
+                                                      _static("/runs/{w.run_a}/predictions")),
+    ("GET", "/api/v1/runs/{run_id}/lineage"): Row("signed_in_or_share run:viewer", RUN_VIEW,
+                                                  _static("/runs/{w.run_a}/lineage")),
     # Playground: editors spend compute; run A is canceled, so an allowed request is refused for that (409).
     ("POST", "/api/v1/playground"): Row(
         "signed_in", PROJECT_EDIT,

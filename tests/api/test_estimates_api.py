@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from tests.api.teams_helpers import API, create_member, create_project, stateless_client
-from tests.conftest import wait_for
+from tests.conftest import find_bundled_dataset, wait_for
 from tunelab.db.base import utcnow
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
@@ -144,7 +144,7 @@ def test_the_queues_workers_report_their_devices_and_the_estimate_warns_beyond_t
 
 
 def _bundled(client, name: str) -> dict:
-    return next(d for d in client.get(f"{API}/datasets").json()["data"] if d["name"] == name)
+    return find_bundled_dataset(lambda params: client.get(f"{API}/datasets", params=params).json(), name)
 
 
 def test_time_counts_the_datasets_own_tokens_not_every_row_at_max_length(client):

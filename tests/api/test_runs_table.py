@@ -125,6 +125,26 @@ def test_filters_by_tag_param_and_summary_metric(http, team, filter_world, param
     assert _ids(http, team, **params) == sorted(filter_world[name] for name in expected)
 
 
+def test_any_logged_metric_is_a_column_with_its_last_min_and_max(http, team, filter_world):
+    keys = http.get(f"{API}/metric-keys", params={"project_id": team.project_id}, headers=team.viewer.headers)
+    assert keys.status_code == 200, keys.text
+    assert {"eval/loss", "train/loss"} <= set(keys.json()["data"])
+    response = http.get(f"{API}/runs", params={"project_id": team.project_id, "ids": list(filter_world.values()),
+                                               "metric_column": ["eval/loss", "no/such-key"]},
+                        headers=team.viewer.headers)
+    assert response.status_code == 200, response.text
+    by_id = {r["id"]: r["metric_columns"] for r in response.json()["data"]}
+    assert by_id[filter_world["fast"]] == {"eval/loss": {"last": 2.5, "last_step": 20, "min": 1.5, "max": 2.5}}
+    assert by_id[filter_world["slow"]] == {"eval/loss": {"last": 2.2, "last_step": 20, "min": 2.2, "max": 3.0}}
+    assert by_id[filter_world["odd"]] == {}  # nothing logged: no column value, not zeros
+    # Without metric_column a run carries none; the same filters narrow the keys.
+    plain = http.get(f"{API}/runs", params={"project_id": team.project_id}, headers=team.viewer.headers).json()
+    assert all(r["metric_columns"] == {} for r in plain["data"])
+    narrowed = http.get(f"{API}/metric-keys", params={"project_id": team.project_id, "ids": [filter_world["odd"]]},
+                        headers=team.viewer.headers).json()
+    assert narrowed["data"] == []
+
+
 @pytest.mark.parametrize(("params", "parameter"), [
     ({"param": "lora_r"}, "param"),
     ({"param": "r>big"}, "param"),

@@ -163,3 +163,35 @@ def bare_trl_dpo_losses(model_dir, dataset_path, params: dict, output_dir) -> li
     )
     trainer.train()
     return [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+
+
+def bare_trl_dpo_after_sft_losses(model_dir, sft_adapter_dir, sft_tokenizer_dir, dataset_path, params: dict,
+                                  output_dir) -> list[float]:
+    """Per-step losses of plain DPOTrainer with a new LoRA on the base with an SFT run's adapter merged in, as the
+    usual SFT → DPO recipe does (the reference: that merged model, the new adapter disabled)."""
+    import torch
+    from datasets import Dataset
+    from peft import LoraConfig, PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import DPOConfig, DPOTrainer
+
+    records = [
+        {"prompt": [{"role": "user", "content": r["prompt"]}], "chosen": [{"role": "assistant", "content": r["chosen"]}],
+         "rejected": [{"role": "assistant", "content": r["rejected"]}]}
+        for r in _read_rows(dataset_path)
+    ]
+    train_records, eval_records = _held_out(records, params)
+    base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    sft_model = PeftModel.from_pretrained(base, sft_adapter_dir).merge_and_unload()
+    trainer = DPOTrainer(
+        model=sft_model,
+        args=DPOConfig(**_common_args(params, output_dir, bool(eval_records)), beta=params["beta"],
+                       loss_type=[params["loss_type"]]),
+        train_dataset=Dataset.from_list(train_records),
+        eval_dataset=Dataset.from_list(eval_records) if eval_records else None,
+        processing_class=AutoTokenizer.from_pretrained(sft_tokenizer_dir),
+        peft_config=LoraConfig(task_type="CAUSAL_LM", r=params["r"], lora_alpha=params["lora_alpha"],
+                               lora_dropout=params["lora_dropout"], target_modules=params["target_modules"]),
+    )
+    trainer.train()
+    return [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]

@@ -46,6 +46,13 @@ class RecordingSink:
     summary: dict[str, Any] = field(default_factory=dict)
     checkpoints: list[int] = field(default_factory=list)
     flushes: int = 0
+    # Each phase the engine reported, in order, with the step count at the time.
+    phases: list[tuple[str, int]] = field(default_factory=list)
+
+    def phase(self, phase: str) -> None:
+        step = self.progress_calls[-1][0] if self.progress_calls else 0
+        if not self.phases or self.phases[-1][0] != phase:
+            self.phases.append((phase, step))
 
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
         self.metrics.append((step, dict(values), wall_time))
@@ -120,6 +127,8 @@ def train(assets, tmp_path):
         dataset_path: Path | None = None,
         dataset_format: str = "instruction",
         model: Path | None = None,
+        start_from: tuple = (),
+        start_tokenizer_dir: Path | None = None,
         **params: Any,
     ) -> tuple[TrainingResult, RecordingSink, TrainingJob]:
         sink = sink or RecordingSink()
@@ -133,6 +142,7 @@ def train(assets, tmp_path):
                                   objective),
             # Numbered, so that a test may train the same objective and method twice.
             output_dir=tmp_path / f"run-{objective}-{method}-{len(list(tmp_path.glob('run-*')))}",
+            start_from=start_from, start_tokenizer_dir=start_tokenizer_dir,
         )
         job.output_dir.mkdir()
         return run_training(job, sink), sink, job

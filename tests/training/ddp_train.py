@@ -22,6 +22,9 @@ class RecordingFileSink:
         self.cancel_after_step = cancel_after_step
         self.record: dict[str, Any] = {"metrics": [], "progress": [], "summary": {}, "checkpoints": []}
 
+    def phase(self, phase: str) -> None:
+        pass
+
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
         self.record["metrics"].append([step, values])
 

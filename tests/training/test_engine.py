@@ -45,6 +45,9 @@ def test_lora_trains_reports_and_its_adapter_reloads_exactly(train, assets):
                zip(sink.series("eval/perplexity"), sink.series("eval/loss")))
     assert sink.progress_calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert sink.flushes >= 1
+    # What the process was doing where the step count stood still (minutes each on a real model), as (phase, step).
+    assert sink.phases == [("loading_data", 0), ("loading_model", 0), ("evaluating", 0), ("training", 0),
+                           ("evaluating", 2), ("training", 2), ("evaluating", 4), ("saving", 4), ("generating", 4)]
 
     out = job.output_dir
     assert (out / "adapter" / "adapter_config.json").exists() and not (out / "model").exists()

@@ -57,3 +57,12 @@ def test_a_files_keys_are_named_with_the_file(methods, tmp_path):
     run.write_text("method: lora\nparams: [1]\n")
     with pytest.raises(CommandError, match="run.yaml: params: must be a mapping"):
         launch_spec.read_file(run)
+
+
+def test_a_run_started_from_another_needs_no_model(methods, tmp_path):
+    assert refusal(methods, [], model=None) == "--model: required"
+    started = checked(methods, [], model=None, base_run=12, objective="dpo")
+    assert started["base_run"] == 12 and "model" not in started
+    run = tmp_path / "dpo.yaml"
+    run.write_text("method: lora\nobjective: dpo\nbase_run: 12\ndataset: tiny-preferences\n")
+    assert launch_spec.check(launch_spec.read_file(run), methods)["base_run"] == 12

@@ -68,16 +68,17 @@ def test_points_stored_before_the_migration_are_chunked_and_unchunked(migration_
         points.append((5, "lr", 9, math.nan, 103.0))
     try:
         with Session(engine, expire_on_commit=False) as session, session.begin():  # run is as it was at 0009
-            runs = [Run(project_id=1, name=name, objective="sft", method="lora", model="x", config={}, seed=0,
-                        queue="cpu", external=True, metric_seq=5) for name in ("old", "other")]
-            session.add_all(runs)
-            session.flush()
-            for run, run_points in zip(runs, (points, OTHER_RUN_POINTS)):
+            # A Core insert names only the columns given or defaulted: run's later columns (base_run_id…) are not
+            # in the table yet.
+            run_ids = [session.scalar(sa.insert(Run.__table__).values(
+                project_id=1, name=name, objective="sft", method="lora", model="x", config={}, seed=0, queue="cpu",
+                external=True, metric_seq=5).returning(Run.__table__.c.id)) for name in ("old", "other")]
+            for run_id, run_points in zip(run_ids, (points, OTHER_RUN_POINTS)):
                 session.execute(sa.text("INSERT INTO metric (run_id, key, step, value, wall_time, seq) "
                                         "VALUES (:run, :key, :step, :value, :wall_time, :seq)"),
-                                [{"run": run.id, "key": key, "step": step, "value": value, "wall_time": wall_time,
+                                [{"run": run_id, "key": key, "step": step, "value": value, "wall_time": wall_time,
                                   "seq": seq} for seq, key, step, value, wall_time in run_points])
-        run_id, other_id = (run.id for run in runs)
+        run_id, other_id = run_ids
         expected = sorted(_point_rows(points, run_id) + _point_rows(OTHER_RUN_POINTS, other_id))
         expected_flushes = {}
         for run, seq, key, step, _, _ in expected:

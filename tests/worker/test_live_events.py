@@ -47,6 +47,12 @@ def test_live_client_gets_every_point_and_final_status(api, worker, sample_datas
     assert events[-1][0] == "end" and events[-1][2]["status"] == "succeeded"
     statuses = [data["status"] for kind, _, data in events if kind == "status"]
     assert statuses[-1] == "succeeded"
+    # The worker's phase reaches a live viewer with the run (the engine's order of phases: tests/training), and an
+    # ended run has none.
+    phases = [data["progress"]["phase"] for kind, _, data in events if kind == "status" and data["status"] == "running"]
+    assert {"training"} <= set(phases) <= {None, "loading_data", "loading_model", "evaluating", "training", "saving",
+                                          "generating"}, phases
+    assert [data for kind, _, data in events if kind == "status"][-1]["progress"]["phase"] is None
     received = _points(events)
     assert len(received) == len(set(received)), "no point twice"
     assert set(received) == _all_points(api, run["id"])

@@ -57,11 +57,13 @@ def add_client_commands(sub: Any) -> None:
                      "method's schema (GET /methods) before it is sent", "runs:launch_run", common,
                      EXIT_CODES_HELP + "\n\nexample:\n  tunelab runs launch --method lora --model tunelab-tiny "
                      "--dataset tiny-tasks --param lora_r=8 --param max_steps=20\n\na run file (YAML or JSON) "
-                     "holds the same keys: name, project, objective, method, model, dataset, queue, params")
+                     "holds the same keys: name, project, objective, method, model, base_run, dataset, queue, params")
     launch.add_argument("--file", "-f", help="run.yaml or run.json")
     launch.add_argument("--method", help="fine-tuning method (lora, full, …; GET /methods)")
     launch.add_argument("--objective", help="training objective (default sft)")
-    launch.add_argument("--model", help="base model name (GET /models)")
+    launch.add_argument("--model", help="base model name (GET /models); not needed with --base-run")
+    launch.add_argument("--base-run", type=int, metavar="RUN_ID",
+                        help="start from this succeeded run's weights (e.g. DPO after an SFT run)")
     launch.add_argument("--dataset", help="dataset name or id")
     launch.add_argument("--project", help="project name or id")
     launch.add_argument("--name", help="run name (default <method>-<model>-<n>)")

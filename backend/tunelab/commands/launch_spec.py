@@ -12,7 +12,7 @@ import yaml
 
 from tunelab.commands.common import usage_error
 
-FILE_KEYS = ("name", "project", "objective", "method", "model", "dataset", "queue", "params")
+FILE_KEYS = ("name", "project", "objective", "method", "model", "base_run", "dataset", "queue", "params")
 NULL_WORDS = ("null", "none", "")
 
 
@@ -62,7 +62,7 @@ def add_flags(spec: LaunchSpec, flags: dict[str, Any], params: list[str]) -> Non
     for key, value in flags.items():
         if value is not None:
             spec.values[key] = value
-            spec.origin[key] = f"--{key}"
+            spec.origin[key] = f"--{key.replace('_', '-')}"
     for given in params:
         name, sep, text = given.partition("=")
         if not sep or not name.strip():
@@ -76,9 +76,11 @@ def add_flags(spec: LaunchSpec, flags: dict[str, Any], params: list[str]) -> Non
 def check(spec: LaunchSpec, methods: dict[str, Any]) -> dict[str, Any]:
     """The checked spec: method and objective known and compatible, every param known to them and of its type
     (flag text converted by the schema). Raises a usage error naming the first bad field."""
-    for key in ("method", "model", "dataset"):
+    # A run that starts from another run takes that run's base model.
+    required = ("method", "dataset") if spec.values.get("base_run") not in (None, "") else ("method", "model", "dataset")
+    for key in required:
         if spec.values.get(key) in (None, ""):
-            raise usage_error(spec.origin.get(key, f"--{key}"), "required")
+            raise usage_error(spec.origin.get(key, f"--{key.replace('_', '-')}"), "required")
     by_method = {m["name"]: m for m in methods["methods"]}
     by_objective = {o["name"]: o for o in methods["objectives"]}
     method_name = str(spec.values["method"])

@@ -85,14 +85,14 @@ def launch_run(ctx: Context) -> None:
     args, client = ctx.args, ctx.client
     spec = launch_spec.read_file(Path(args.file)) if args.file else launch_spec.LaunchSpec()
     launch_spec.add_flags(spec, {"name": args.name, "project": args.project, "objective": args.objective,
-                                 "method": args.method, "model": args.model, "dataset": args.dataset,
-                                 "queue": args.queue}, args.param or [])
+                                 "method": args.method, "model": args.model, "base_run": args.base_run,
+                                 "dataset": args.dataset, "queue": args.queue}, args.param or [])
     checked = launch_spec.check(spec, client.get("/methods"))
     _check_queue(client, checked.get("queue"), spec.origin.get("queue", "--queue"))
     project = lookup.project_id(client, checked.get("project"))
-    body = {"objective": checked["objective"], "method": checked["method"], "model": checked["model"],
+    body = {"objective": checked["objective"], "method": checked["method"],
             "dataset": lookup.dataset_id(client, checked["dataset"], project), "params": checked["params"],
-            **{key: checked[key] for key in ("name", "queue") if checked.get(key) is not None},
+            **{key: checked[key] for key in ("name", "queue", "model", "base_run") if checked.get(key) is not None},
             **({"project_id": project} if project is not None else {})}
     run = client.launch("/runs", body, args.idempotency_key)
     ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} ({escape(run['name'])}) {_status(run['status'])} on queue "

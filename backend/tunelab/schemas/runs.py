@@ -5,6 +5,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from tunelab.db.models.run import RunStatus
 from tunelab.schemas.common import ResourceId
+from tunelab.training.sink import RunPhase
 
 
 def _tag(value: str) -> str:
@@ -30,8 +31,13 @@ class RunCreate(BaseModel):
     name: str | None = Field(None, max_length=200, description="Defaults to <method>-<model>-<n>")
     objective: str = Field("sft", description="Training objective, a name from GET /methods")
     method: str = Field(description="Fine-tuning method, a name from GET /methods")
-    model: str = Field(description="Base model: a name from GET /models, an absolute path under one of the server's "
-                       "model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local cache")
+    model: str | None = Field(None, description="Base model: a name from GET /models, an absolute path under one of "
+                              "the server's model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local "
+                              "cache; required unless base_run is given (then it is that run's base model)")
+    base_run: ResourceId | None = Field(
+        None, description="Start from this succeeded run's trained weights instead of the bare base model: its adapter "
+        "merged into the weights (LoRA, DoRA, IA3) or its full model, with the tokenizer it trained with. SFT after "
+        "continued pretraining, DPO after SFT: any objective may follow any other")
     dataset: ResourceId | None = Field(None, description="Dataset id from GET /datasets; required unless external")
     params: dict[str, Any] = Field(default_factory=dict, description="The method's parameters (GET /methods schema)")
     queue: str | None = Field(None, max_length=50, description="A training queue the server declares (GET /queues); "
@@ -93,6 +99,10 @@ class RunProgress(BaseModel):
     total_steps: int | None
     percent: float | None
     eta_seconds: float | None
+    phase: RunPhase | None = Field(
+        None, description="What a running run's process is doing (null before it reports, and once the run ended): "
+        "before step 1 it reads the data, loads the model and evaluates it untrained; after the last step it evaluates, "
+        "saves and generates")
 
 
 class RunMemoryPublic(BaseModel):
@@ -132,6 +142,36 @@ class RunGenerationEvalPublic(BaseModel):
     base: GenerationScoresPublic | None = Field(description="The base model's scores on the same rows: the baseline")
 
 
+class RunRefPublic(BaseModel):
+    """Another run, named: a run's lineage."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    objective: str
+    method: str
+    status: RunStatus
+
+
+class RunLineagePublic(BaseModel):
+    ancestors: list[RunRefPublic] = Field(description="The runs whose weights this one builds on, the nearest first")
+    children: list[RunRefPublic] = Field(description="Runs that started from this one's weights, oldest first")
+
+
+class MetricColumnPublic(BaseModel):
+    """One logged metric of a run in a table column: its latest value and its extremes over every step."""
+
+    last: float
+    last_step: int
+    min: float
+    max: float
+
+
+class MetricKeysPublic(BaseModel):
+    data: list[str] = Field(description="Metric keys logged by the runs, sorted (system/* last)")
+
+
 class RunPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -149,6 +189,8 @@ class RunPublic(BaseModel):
     queue: str
     external: bool
     study_id: int | None = Field(None, description="The study the run was launched in (GET /studies/{study_id})")
+    base_run_id: int | None = Field(None, description="The run whose trained weights this one started from (its "
+                                    "lineage: GET /runs/{run_id}/lineage)")
     tags: list[str] = Field(default_factory=list, description="Sorted")
     notes: str | None = None
     status: RunStatus
@@ -177,6 +219,9 @@ class RunPublic(BaseModel):
     final_eval_loss: float | None
     best_eval_loss: float | None
     latest_train_loss: float | None = None
+    metric_columns: dict[str, MetricColumnPublic] = Field(
+        default_factory=dict, description="The logged metrics asked for with metric_column (GET /runs), by key; a key "
+        "the run has not logged is absent")
     best_eval_perplexity: float | None = Field(
         None, description="exp(best eval loss), for objectives whose loss is a next-token loss (not DPO's)")
     memory: RunMemoryPublic | None = None

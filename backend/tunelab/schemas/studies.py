@@ -37,7 +37,10 @@ class StudySpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="Base model of every run (a name from GET /models)")
+    model: str | None = Field(None, description="Base model of every run (a name from GET /models); required "
+                              "unless base_run is given")
+    base_run: ResourceId | None = Field(None, description="Every run starts from this succeeded run's trained "
+                                        "weights (as POST /runs base_run): methods compared on top of an SFT run")
     dataset_id: ResourceId = Field(description="Dataset of every run; its split seed fixes the eval rows")
     objective: str = Field("sft", description="Training objective, a name from GET /methods")
     methods: list[str] = Field(min_length=1, max_length=MAX_METHODS, description="Method names from GET /methods")
@@ -54,6 +57,8 @@ class StudySpec(BaseModel):
 
     @model_validator(mode="after")
     def bounded(self) -> "StudySpec":
+        if self.model is None and self.base_run is None:
+            raise ValueError("model: give the base model, or base_run to start every run from a run's weights")
         if len(self.grid) > MAX_GRID_PARAMS:
             raise ValueError(f"grid: at most {MAX_GRID_PARAMS} params")
         for name, values in self.grid.items():

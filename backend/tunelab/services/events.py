@@ -31,6 +31,11 @@ class ProgressEvent(TypedDict):
     total_steps: int | None
 
 
+class PhaseEvent(TypedDict):
+    type: Literal["phase"]
+    phase: str  # a training.sink.RunPhase
+
+
 class MetricsEvent(TypedDict):
     type: Literal["metrics"]
     seq: int  # the flush that stored the points; live views read everything after the last one they saw
@@ -41,7 +46,7 @@ class StopEvent(TypedDict):
 
 
 # What is published on run:<id>: the notices live views follow, and the stop requests the worker listens for.
-RunEvent = StatusEvent | ProgressEvent | MetricsEvent | StopEvent
+RunEvent = StatusEvent | ProgressEvent | PhaseEvent | MetricsEvent | StopEvent
 
 
 def run_channel(run_id: int) -> str:

@@ -23,7 +23,7 @@ from tunelab.services.metrics import MetricPoint, ingest_points
 from tunelab.services.models import model_identity
 from tunelab.services.runs import RunConfig, training_config
 from tunelab.training.distributed import is_main_process, process_count, process_rank
-from tunelab.training.sink import RunSummary, SilentSink, TrainingJob
+from tunelab.training.sink import RunPhase, RunSummary, SilentSink, StartingWeights, TrainingJob
 from tunelab.training.write_failures import disk_full_reason, is_disk_full, remove_incomplete_checkpoints
 
 log = logging.getLogger(__name__)
@@ -57,9 +57,17 @@ class SqlRunSink:
         self._started = time.monotonic()
         self._total_steps: int | None = None
         self._progress_dirty = False
+        self._phase: str | None = None
         self._buffer: list[MetricPoint] = []
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
+
+    def phase(self, phase: RunPhase) -> None:
+        # Written at once, not with the next flush: a phase is what a viewer reads while no step moves.
+        if phase != self._phase:
+            self._phase = phase
+            with session_scope() as session:
+                lifecycle.record_phase(session, self.run_id, phase)
 
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
         with self._lock:
@@ -264,6 +272,7 @@ def _train_beside_rank_zero(run_id: int, attempt: int) -> str | None:
 
 def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: int,
                   model_digest: str = "") -> TrainingJob:
+    start_from = config.get("start_from", [])
     return TrainingJob(
         objective=config["objective"], method=config["method"], model=config["model_path"],
         dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
@@ -271,6 +280,11 @@ def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: i
         split_seed=config["dataset"].get("split_seed"), system_metrics_interval_s=settings.system_metrics_interval_s,
         model_name=config["model"], dataset_name=config["dataset"]["name"],
         baseline_cache_dir=settings.data_dir / "baselines", model_digest=model_digest,
+        start_from=tuple(StartingWeights(kind=weights["kind"], path=artifacts.run_dir(settings, weights["run_id"])
+                                         / weights["kind"], source=f"run {weights['run_id']} · {weights['name']}")
+                         for weights in start_from),
+        # The tokenizer of the run it starts from (its chat template): the last one's, which every one before passed on.
+        start_tokenizer_dir=artifacts.run_dir(settings, start_from[-1]["run_id"]) / "tokenizer" if start_from else None,
     )
 
 

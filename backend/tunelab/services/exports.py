@@ -13,7 +13,7 @@ import sys
 import threading
 from datetime import timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -150,7 +150,9 @@ def execute_export(export_id: int, worker: str) -> str | None:
                                  name=f"export-heartbeat-{export_id}")
     heartbeat.start()
     try:
-        returncode = _merge_in_own_process(folder)
+        with session_scope() as session:
+            config = session.get_one(Run, run_id).config
+        returncode = _merge_in_own_process(settings, folder, config)
         if returncode == 0:
             status = ExportStatus.succeeded
         else:
@@ -170,12 +172,17 @@ def execute_export(export_id: int, worker: str) -> str | None:
     return status.value
 
 
-def _merge_in_own_process(folder: Path) -> int:
-    """Run the merge in a process of its own (see training.merge), its output appended to the run's log."""
+def _merge_in_own_process(settings: Settings, folder: Path, config: dict[str, Any]) -> int:
+    """Run the merge in a process of its own (see training.merge), its output appended to the run's log. A run that
+    started from other runs' weights merges into its base with theirs applied."""
+    starting = [f"--start-from={weights['kind']}={artifacts.run_dir(settings, weights['run_id']) / weights['kind']}"
+                for weights in config.get("start_from", [])]
+    if starting:
+        starting.insert(0, f"--base={config['model_path']}")
     with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
         merge = subprocess.run(
             [sys.executable, "-m", "tunelab.training.merge", str(folder / "adapter"), str(folder / "tokenizer"),
-             str(folder / MERGED_DIR)],
+             str(folder / MERGED_DIR), *starting],
             stdin=subprocess.DEVNULL, stdout=run_log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
             check=False)
     return merge.returncode

@@ -40,7 +40,7 @@ def claim_run(session: Session, run_id: int, worker: str) -> Claim | None:
         update(Run)
         .where(Run.id == run_id, Run.status == RunStatus.queued, Run.cancel_requested.is_(False))
         .values(status=RunStatus.running, worker=worker, started_at=now, heartbeat_at=now, attempt=Run.attempt + 1,
-                status_reason=None, start_step=func.coalesce(Run.checkpoint_step, 0))
+                status_reason=None, start_step=func.coalesce(Run.checkpoint_step, 0), phase=None)
         .returning(Run.attempt, Run.checkpoint_step)
     ).first()
     if row is None:
@@ -73,6 +73,11 @@ def record_progress(session: Session, run_id: int, step: int, total_steps: int |
         values["total_steps"] = total_steps
     session.execute(update(Run).where(Run.id == run_id).values(**values))
     events.publish_after_commit(session, run_id, {"type": "progress", "step": step, "total_steps": total_steps})
+
+
+def record_phase(session: Session, run_id: int, phase: str) -> None:
+    session.execute(update(Run).where(Run.id == run_id).values(phase=phase))
+    events.publish_after_commit(session, run_id, {"type": "phase", "phase": phase})
 
 
 SUMMARY_FIELDS = ("trainable_params", "total_params", "peak_memory_bytes", "wall_time_s", "tokens_per_second",

@@ -54,7 +54,7 @@ READ_TIMEOUT_S = 1.0  # how long the subscription thread may take to notice that
 # A notification waits this long for others to share its read (a trainer flushes every second; a chart animates
 # at 60 Hz): at 200 flushes a second over 20 runs, about 30 reads a second instead of 200.
 GATHER_S = 0.05
-STATUS_NOTICES = frozenset({"status", "progress", "cancel", "force_stop"})
+STATUS_NOTICES = frozenset({"status", "progress", "phase", "cancel", "force_stop"})
 
 T = TypeVar("T")
 Flush = tuple[int, str]  # (flush number, its SSE event)

@@ -182,7 +182,9 @@ def _source(settings: Settings, run: Run) -> ModelSource:
     if run.status != RunStatus.succeeded:
         raise _error("RUN_NOT_SUCCEEDED", f"run_ids: run {run.id} ({run.name}) is {run.status.value}; the playground "
                      "takes succeeded runs", field="run_ids", run_id=run.id, status=run.status.value)
-    source = None if run.external else run_output(artifacts.run_dir(settings, run.id), _base_of(run))
+    start_from = tuple((weights["kind"], str(artifacts.run_dir(settings, weights["run_id"]) / weights["kind"]))
+                       for weights in run.config.get("start_from", []))
+    source = None if run.external else run_output(artifacts.run_dir(settings, run.id), _base_of(run), start_from)
     if source is None:
         raise _error("RUN_HAS_NO_WEIGHTS", f"run_ids: run {run.id} ({run.name}) saved no adapter or model",
                      field="run_ids", run_id=run.id)

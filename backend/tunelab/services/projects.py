@@ -74,7 +74,8 @@ def delete_project(session: Session, settings: Settings, project: Project) -> No
     if session.scalar(select(func.count(Dataset.id)).where(Dataset.project_id == project.id, Dataset.bundled)):
         raise AppError("PROJECT_HOLDS_SAMPLES", "this project holds the bundled sample datasets that every user reads "
                        "(it is the default project); it cannot be deleted")
-    for run_id in session.scalars(select(Run.id).where(Run.project_id == project.id)):
+    # Newest first: a run that another started from goes after it.
+    for run_id in session.scalars(select(Run.id).where(Run.project_id == project.id).order_by(Run.id.desc())):
         runs.delete_run(session, settings, run_id)
     for dataset in session.scalars(select(Dataset).where(Dataset.project_id == project.id, ~Dataset.bundled)):
         datasets.delete_dataset(session, settings, dataset)

@@ -61,7 +61,9 @@ def apply_bulk(session: Session, settings: Settings, body: RunsBulkAction, princ
     if body.action in ("tag", "untag") and not tags:
         raise AppError("VALIDATION_ERROR", f"tags: {body.action} needs at least one tag",
                        [{"field": "tags", "message": "required for this action"}])
-    for run in targets:
+    # Newest first: a run that another selected run started from is deleted after it (RUN_IN_USE otherwise).
+    ordered = sorted(targets, key=lambda run: run.id, reverse=body.action == "delete")
+    for run in ordered:
         match body.action:
             case "tag":
                 _replace_tags(session, run, _unique(_current_tags(session, run.id) + tags))

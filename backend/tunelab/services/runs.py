@@ -3,6 +3,7 @@ worker and the reaper do to a run is in services.lifecycle; how it reaches a wor
 
 import logging
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
@@ -22,9 +23,11 @@ from tunelab.schemas.runs import (
     RunClone,
     RunCreate,
     RunGenerationEvalPublic,
+    RunLineagePublic,
     RunMemoryPublic,
     RunProgress,
     RunPublic,
+    RunRefPublic,
     RunSortField,
     RunsPublic,
     RunTruncationPublic,
@@ -65,6 +68,10 @@ class RunConfig(TypedDict):
     dataset: DatasetRef
     params: dict[str, Any]  # the method's params, every default filled in
     model_identity: NotRequired[dict[str, object]]  # recorded by the worker as it starts
+    # A run that starts from another run's weights: that run, and every set of weights applied on top of the base in
+    # order ({run_id, kind: adapter | model, name}); the worker finds each in its run's artifact folder.
+    base_run: NotRequired[dict[str, Any]]
+    start_from: NotRequired[list[dict[str, Any]]]
 
 
 def training_config(run: Run) -> RunConfig:
@@ -193,11 +200,17 @@ def _check_context_length(params: dict[str, Any], model_path: str) -> None:
 
 def resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
                      project_id: int) -> RunConfig:
-    """Check objective, method, params, model and dataset; return the full resolved config."""
+    """Check objective, method, params, model (or the run it starts from) and dataset; return the full resolved
+    config."""
+    parent = base_run_of(session, settings, body, project_id) if body.base_run is not None else None
+    model = parent.model if parent is not None else body.model
+    if model is None:
+        raise AppError("VALIDATION_ERROR", "model: a base model is required (or base_run, a run to start from)",
+                       [{"field": "model", "message": "required"}])
     choice = resolve_training_choice(body.objective, body.method, body.params, queue,
-                                     model_param_defaults(settings, body.model, body.method))
+                                     model_param_defaults(settings, model, body.method))
     objective, method, params = choice.objective, choice.method, choice.params
-    model_path = resolve_model_path(settings, body.model)
+    model_path = resolve_model_path(settings, model)
     check_params_fit_model(choice, model_path)
     if body.dataset is None:
         raise AppError("VALIDATION_ERROR", "dataset: a dataset is required",
@@ -210,16 +223,66 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
         raise AppError("VALIDATION_ERROR",
                        f"dataset: {objective.name} takes {accepted} datasets; {dataset.name!r} is {dataset.format}",
                        [{"field": "dataset", "message": f"format {dataset.format} not accepted"}])
-    return {
+    config: RunConfig = {
         "objective": objective.name,
         "method": method.name,
-        "model": body.model,
+        "model": model,
         "model_path": str(model_path),
         "dataset": {"id": dataset.id, "name": dataset.name, "format": dataset.format,
                     "content_hash": dataset.content_hash, "rows": dataset.row_count,
                     "split_seed": dataset.split_seed},
         "params": params,
     }
+    if parent is not None:
+        config["base_run"] = {"id": parent.id, "name": parent.name, "objective": parent.objective,
+                              "method": parent.method}
+        config["start_from"] = start_from_of(parent)
+    return config
+
+
+# PEFT methods whose adapter changes the base's weights and merges into them (training.merge); a prompt-learning
+# adapter's virtual tokens cannot be trained on top of.
+_MERGEABLE_METHODS = frozenset({"lora", "dora", "qlora", "ia3"})
+
+
+def base_run_of(session: Session, settings: Settings, body: RunCreate, project_id: int) -> Run:
+    """The run a launch starts from, checked: in the project, trained here, succeeded, with weights a new run can
+    train on, and of the base model the launch names (if it names one)."""
+    parent = session.get(Run, body.base_run)
+    if parent is None or parent.project_id != project_id:
+        raise AppError("RUN_NOT_FOUND", f"base_run: run {body.base_run} does not exist in this project",
+                       {"field": "base_run"})
+    described = f"run {parent.id} ({parent.name})"
+    if parent.external:
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} was trained outside Tunelab; its weights are not "
+                       "here to start from", [{"field": "base_run", "message": "external run"}])
+    if parent.status != RunStatus.succeeded:
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} is {parent.status.value}; only a succeeded run's "
+                       "weights can be started from", [{"field": "base_run", "message": parent.status.value}])
+    if parent.method not in _MERGEABLE_METHODS and registry.get_method(parent.method).peft:
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} trained a {parent.method} adapter, virtual tokens "
+                       "that cannot be merged into the weights to train on; start from a LoRA, DoRA, IA3 or full "
+                       "fine-tuning run", [{"field": "base_run", "message": f"{parent.method} cannot be merged"}])
+    if body.model is not None and body.model != parent.model:
+        raise AppError("VALIDATION_ERROR", f"model: {described} was trained from {parent.model}, not {body.model}; "
+                       "leave model out to start from it", [{"field": "model", "message": "not the base_run's model"}])
+    weights = run_dir(settings, parent.id) / _weights_kind(parent)
+    if not weights.is_dir():
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} has no {weights.name}/ folder left to start from",
+                       [{"field": "base_run", "message": "weights missing"}])
+    return parent
+
+
+def _weights_kind(run: Run) -> str:
+    return "adapter" if registry.get_method(run.method).peft else "model"
+
+
+def start_from_of(parent: Run) -> list[dict[str, Any]]:
+    """The weights a run started from `parent` applies on top of the base, in order: the parent's own start and its
+    adapter merged in, or only its full model (which holds everything before it)."""
+    kind = _weights_kind(parent)
+    before = [] if kind == "model" else list(parent.config.get("start_from", []))
+    return [*before, {"run_id": parent.id, "kind": kind, "name": parent.name}]
 
 
 def _process_capacity(presence: WorkerPresence) -> int | None:
@@ -283,13 +346,20 @@ def create_run(session: Session, settings: Settings, body: RunCreate, broker: Br
     queue = run_queues.checked_queue(settings, body.queue)
     if body.external:
         external_runs.check_params(body.params)
+        if body.base_run is not None:
+            raise AppError("VALIDATION_ERROR", "base_run: an external run trains outside Tunelab; it starts from "
+                           "nothing here", [{"field": "base_run", "message": "not with external"}])
+        if body.model is None:
+            raise AppError("VALIDATION_ERROR", "model: the base model the run trains is required",
+                           [{"field": "model", "message": "required"}])
         run = Run(project_id=project_id, objective=body.objective, method=body.method, model=body.model,
                   dataset_id=None, config={"params": body.params, "external": True},
                   seed=_external_seed(body.params), queue=queue, external=True,
                   status=RunStatus.running, started_at=utcnow(), name=body.name or "")
     else:
         config = resolve_training(session, settings, body, queue, project_id)
-        run = Run(project_id=project_id, objective=config["objective"], method=config["method"], model=body.model,
+        run = Run(project_id=project_id, objective=config["objective"], method=config["method"],
+                  model=config["model"], base_run_id=config["base_run"]["id"] if "base_run" in config else None,
                   dataset_id=config["dataset"]["id"], dataset_hash=config["dataset"]["content_hash"],
                   config=config, seed=config["params"]["seed"], queue=queue, name=body.name or "",
                   total_steps=config["params"].get("max_steps") or None)
@@ -312,7 +382,7 @@ def clone_run(session: Session, settings: Settings, source: Run, body: RunClone,
                        [{"field": "run_id", "message": "external run"}])
     params = {**source.config.get("params", {}), **body.params}
     create = RunCreate(name=body.name or f"{source.name} (clone)", objective=source.objective, method=source.method,
-                       model=source.model, dataset=source.dataset_id, params=params,
+                       model=source.model, base_run=source.base_run_id, dataset=source.dataset_id, params=params,
                        queue=body.queue or source.queue)
     return create_run(session, settings, create, broker, source.project_id, actor)
 
@@ -368,7 +438,7 @@ def list_runs(session: Session, *, project_ids: list[int], status: list[RunStatu
               objective: str | None = None, model: str | None = None, q: str | None = None,
               sort: RunSortField = "queued_at", order: str = "desc", limit: int = 50,
               cursor: str | None = None, ids: list[int] | None = None,
-              filters: run_filters.RunFilters | None = None) -> RunsPublic:
+              filters: run_filters.RunFilters | None = None, metric_columns: Sequence[str] = ()) -> RunsPublic:
     offset = decode_offset(cursor)
     column = _SORT_COLUMNS[sort]
     direction = column.desc().nulls_last() if order == "desc" else column.asc().nulls_last()
@@ -379,7 +449,8 @@ def list_runs(session: Session, *, project_ids: list[int], status: list[RunStatu
     runs = list(session.scalars(stmt.offset(offset).limit(limit + 1)))
     count = session.scalar(query.where(session, select(func.count(Run.id)))) or 0
     next_cursor = encode_offset(offset + limit) if len(runs) > limit else None
-    return RunsPublic(data=to_public_many(session, runs[:limit]), count=count, next_cursor=next_cursor)
+    return RunsPublic(data=to_public_many(session, runs[:limit], metric_columns), count=count,
+                      next_cursor=next_cursor)
 
 
 def queue_position(session: Session, run: Run) -> int | None:
@@ -407,7 +478,9 @@ def progress_of(run: Run, first_logged: tuple[int, float] | None = None) -> RunP
         if steps_since > 0:
             elapsed = run.progress_at.timestamp() - first_wall_time
             eta = max(0.0, elapsed / steps_since * (total - run.current_step))
-    return RunProgress(current_step=run.current_step, total_steps=total, percent=percent, eta_seconds=eta)
+    phase = run.phase if run.status == RunStatus.running else None
+    return RunProgress(current_step=run.current_step, total_steps=total, percent=percent, eta_seconds=eta,
+                       phase=phase)
 
 
 def _first_logged_steps(session: Session, runs: list[Run]) -> dict[int, tuple[int, float]]:
@@ -445,8 +518,30 @@ def tags_of(session: Session, run_ids: list[int]) -> dict[int, list[str]]:
     return found
 
 
-def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
+def logged_metric_keys(session: Session, query: "RunQuery", limit: int = 1000) -> list[str]:
+    """Every metric key the query's runs logged: what a runs table can show as a column."""
+    runs = query.where(session, select(Run.id)).subquery()
+    keys = session.scalars(select(MetricSummary.key).where(MetricSummary.run_id.in_(select(runs.c.id)))
+                           .distinct().limit(limit))
+    return sorted(keys, key=lambda key: (key.startswith("system/"), key))
+
+
+def _metric_columns(session: Session, run_ids: list[int], keys: Sequence[str]) -> dict[int, dict[str, Any]]:
+    found: dict[int, dict[str, Any]] = {}
+    if not run_ids or not keys:
+        return found
+    rows = session.execute(select(MetricSummary).where(MetricSummary.run_id.in_(run_ids),
+                                                       MetricSummary.key.in_(list(keys))))
+    for (summary,) in rows:
+        found.setdefault(summary.run_id, {})[summary.key] = {
+            "last": summary.last_value, "last_step": summary.last_step, "min": summary.min_value,
+            "max": summary.max_value}
+    return found
+
+
+def to_public_many(session: Session, runs: list[Run], metric_columns: Sequence[str] = ()) -> list[RunPublic]:
     losses = _latest_train_losses(session, [r.id for r in runs])
+    columns = _metric_columns(session, [r.id for r in runs], metric_columns)
     tags = tags_of(session, [r.id for r in runs])
     first_logged = _first_logged_steps(session, runs)
     public = []
@@ -455,7 +550,8 @@ def to_public_many(session: Session, runs: list[Run]) -> list[RunPublic]:
             {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "config": public_config(run.config),
              "trainable_percent": run.trainable_percent,
              "progress": progress_of(run, first_logged.get(run.id)), "queue_position": queue_position(session, run),
-             "latest_train_loss": losses.get(run.id), "tags": tags.get(run.id, []), **summary_details_of(run)}
+             "latest_train_loss": losses.get(run.id), "tags": tags.get(run.id, []),
+             "metric_columns": columns.get(run.id, {}), **summary_details_of(run)}
         )
         public.append(item)
     return public
@@ -586,8 +682,33 @@ def delete_run(session: Session, settings: Settings, run_id: int, actor: Actor =
         raise AppError("RUN_NOT_FINISHED", f"run {run_id} is {run.status.value}; cancel it before deleting",
                        {"status": run.status.value})
     exports.refuse_while_exporting(session, run_id, "delete")
+    children = session.execute(select(Run.id, Run.name).where(Run.base_run_id == run_id).order_by(Run.id)).all()
+    if children:
+        named = ", ".join(f"{child.id} ({child.name})" for child in children)
+        raise AppError("RUN_IN_USE", f"run {run_id} ({run.name}) is where run(s) {named} started from: they load its "
+                       "weights to resume, generate and export; delete them first",
+                       {"runs": [child.id for child in children]})
     audit.record(session, run.project_id, actor, "run.delete", "run", run_id, f"{actor.label} deleted {run.name}")
     session.delete(run)
     session.flush()
     folder = run_dir(settings, run_id)
     events.call_after_commit(session, lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+def lineage(session: Session, run: Run, visible: set[int] | None = None) -> RunLineagePublic:
+    """The runs `run` builds on (nearest first) and the runs that started from it; of those, only the `visible` ones
+    when given (a share link names the runs it reaches, and no other run's name may leak through it)."""
+    ancestors = []
+    seen = {run.id}
+    parent_id = run.base_run_id
+    while parent_id is not None and parent_id not in seen:
+        parent = session.get(Run, parent_id)
+        if parent is None:
+            break
+        ancestors.append(parent)
+        seen.add(parent.id)
+        parent_id = parent.base_run_id
+    children = session.scalars(select(Run).where(Run.base_run_id == run.id).order_by(Run.id)).all()
+    shown = (lambda found: visible is None or found.id in visible)
+    return RunLineagePublic(ancestors=[RunRefPublic.model_validate(r) for r in ancestors if shown(r)],
+                            children=[RunRefPublic.model_validate(r) for r in children if shown(r)])

@@ -153,8 +153,8 @@ def plan_runs(session: Session, settings: Settings, spec: StudySpec, project_id:
         for grid in _cells(spec, method):
             for seed in spec.seeds:
                 raw = {**spec.params, **grid, "seed": seed}
-                body = RunCreate(objective=spec.objective, method=method, model=spec.model, dataset=spec.dataset_id,
-                                 params=raw, queue=queue)
+                body = RunCreate(objective=spec.objective, method=method, model=spec.model, base_run=spec.base_run,
+                                 dataset=spec.dataset_id, params=raw, queue=queue)
                 try:
                     resolved = runs.resolve_training(session, settings, body, queue, project_id)["params"]
                 except AppError as exc:
@@ -178,8 +178,8 @@ def _launch(session: Session, settings: Settings, study: Study, spec: StudySpec,
     for plan in planned:
         name = f"{study.name} · {_describe(plan.method, plan.grid, plan.seed)}"[:200]
         body = RunCreate(project_id=study.project_id, name=name,
-                         objective=spec.objective, method=plan.method, model=spec.model, dataset=spec.dataset_id,
-                         params=plan.params, queue=queue)
+                         objective=spec.objective, method=plan.method, model=spec.model, base_run=spec.base_run,
+                         dataset=spec.dataset_id, params=plan.params, queue=queue)
         run = runs.create_run(session, settings, body, broker, study.project_id, actor)
         run.study_id = study.id
         launched.append(run)
@@ -260,7 +260,7 @@ def delete_study(session: Session, settings: Settings, study: Study, actor: Acto
             raise AppError("RUN_NOT_FINISHED", f"{len(active)} run(s) of this study are queued or running "
                            f"({', '.join(map(str, active))}); cancel them first, or keep the runs",
                            {"active_runs": active})
-        for run in found:
+        for run in sorted(found, key=lambda run: run.id, reverse=True):  # a run started from another goes first
             runs.delete_run(session, settings, run.id, actor)
     else:
         session.execute(update(Run).where(Run.study_id == study.id).values(study_id=None))

@@ -48,8 +48,18 @@ class SinkCallback(TrainerCallback):
         """A resumed run had seen `tokens_seen` tokens: throughput counts only the tokens of this attempt's steps."""
         self._tokens_at_last_log = float(tokens_seen)
 
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                       **kwargs: Any) -> None:
+        # The trainer evaluates the untrained model before step 1 (eval_on_start): minutes on a real model.
+        self.sink.phase("evaluating" if args.eval_on_start else "training")
+
+    def on_prediction_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                           **kwargs: Any) -> None:
+        self.sink.phase("evaluating")
+
     def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                       **kwargs: Any) -> None:
+        self.sink.phase("training")
         self._step_started = time.perf_counter()
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,

@@ -182,7 +182,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
 
     from tunelab.training.callbacks import GenerationEvalCallback, SinkCallback, TokensSeenRecorder
     from tunelab.training.memory import ModelStateRecorder, model_state_bytes
-    from tunelab.training.models import load_model_and_tokenizer
+    from tunelab.training.models import load_starting_model
     from tunelab.training.system_metrics import SystemMetricsRecorder
 
     started = time.perf_counter()
@@ -194,6 +194,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
 
+    sink.phase("loading_data")
     records = objective.convert_rows(read_jsonl(job.dataset_path), job.dataset_format)
     # The dataset's split seed, not the training seed: runs of one dataset with any seed evaluate on the same rows.
     split_seed = job.split_seed if job.split_seed is not None else params.seed
@@ -210,6 +211,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
         "train_examples": len(train_records),
         "eval_examples": len(eval_records),
         "split_seed": split_seed,
+        "start_from": [{"kind": weights.kind, "run": weights.source} for weights in job.start_from],
         "params": params.model_dump(mode="json"),
         "versions": library_versions(),
     }
@@ -220,7 +222,8 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     logger.info("training %s/%s on %s: %s", job.objective, job.method, model_name, run_config["params"])
 
     loading = method.model_loading(method, params)
-    model, tokenizer = load_model_and_tokenizer(job.model, loading)
+    sink.phase("loading_model")
+    model, tokenizer = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading)
     data_summary = truncation_summary(objective, records, tokenizer, params.max_length)
     sink.set_summary(data_summary)
     # Another rank saves a copy of its own aside (prompt tuning's text initialisation reads one as the trainer is
@@ -242,7 +245,8 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     system_recorder = SystemMetricsRecorder(sink, job.system_metrics_interval_s)
 
     def load_base_model() -> "CausalLM":
-        base, _ = load_model_and_tokenizer(job.model, loading)
+        # What the run started from: a preference objective's reference, and the baseline of its generation eval.
+        base, _ = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading)
         return base
 
     trainer = objective.build_trainer(TrainerInputs(
@@ -282,7 +286,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     if not callback.canceled:
         evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
         if eval_records and not evaluated_last_step:
+            sink.phase("evaluating")
             trainer.evaluate()
+    sink.phase("saving")
     save_trained(trainer, output_dir / ("adapter" if method.peft else "model"))
     if main_process:
         with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
@@ -291,15 +297,18 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     # A cancel means "stop now": no sample generation (on a real model it takes minutes).
     # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate.
     if main_process and eval_records and not callback.canceled and params.zero_stage < 3:
+        sink.phase("generating")
         write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl",
                       None if method.peft else load_base_model)
     generation_summary: RunSummary = {}
     if questions and not callback.canceled:
+        sink.phase("generating")
         final_step = trainer.state.global_step
         answered = generation_callback.answers_at(final_step) if generation_callback is not None else None
         evaluation = evaluate_by_generation(
             trained, tokenizer, questions, generation,
-            model_identity=json.dumps({"model": job.model, "digest": job.model_digest, "loading": repr(loading)}),
+            model_identity=json.dumps({"model": job.model, "digest": job.model_digest, "loading": repr(loading),
+                                       "start_from": [[w.kind, str(w.path)] for w in job.start_from]}),
             cache=BaselineCache(job.baseline_cache_dir), load_base_model=None if method.peft else load_base_model,
             tuned=answered)
         evaluation.write_predictions(output_dir / "predictions.jsonl")

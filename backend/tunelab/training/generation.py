@@ -34,6 +34,12 @@ class ModelSource:
     adapter_dir: str | None = None
     model_dir: str | None = None
     tokenizer_dir: str | None = None
+    # A run that started from other runs' weights: (kind, folder) applied on the base before its adapter, as it
+    # trained (training.models.load_starting_model). Lists from JSON become tuples, so the source stays hashable.
+    start_from: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start_from", tuple(tuple(weights) for weights in self.start_from))
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,8 @@ def load_model(source: ModelSource) -> LoadedModel:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
 
-    from tunelab.training.models import load_model_and_tokenizer
+    from tunelab.training.models import load_starting_model
+    from tunelab.training.sink import StartingWeights
 
     model: Any
     tokenizer: PreTrainedTokenizerBase
@@ -84,7 +91,8 @@ def load_model(source: ModelSource) -> LoadedModel:
         model = AutoModelForCausalLM.from_pretrained(source.model_dir)
         tokenizer = AutoTokenizer.from_pretrained(source.tokenizer_dir or source.model_dir)
     else:
-        model, tokenizer = load_model_and_tokenizer(source.base)
+        model, tokenizer = load_starting_model(
+            source.base, [StartingWeights(kind=cast(Any, kind), path=Path(path)) for kind, path in source.start_from])
         if source.adapter_dir is not None:
             from peft import PeftModel
 
@@ -204,13 +212,14 @@ def generate(loaded: LoadedModel, prompt_text: str, sampling: Sampling,
                      total_s=time.perf_counter() - started)
 
 
-def run_output(output_dir: Path, base: str) -> ModelSource | None:
+def run_output(output_dir: Path, base: str, start_from: tuple[tuple[str, str], ...] = ()) -> ModelSource | None:
     """What a run trained on `base` wrote to `output_dir`, as a ModelSource: its adapter or its full model, with its
     tokenizer; None when it saved neither."""
     tokenizer = output_dir / "tokenizer"
     tokenizer_dir = str(tokenizer) if (tokenizer / "tokenizer_config.json").is_file() else None
     if (output_dir / "adapter" / "adapter_config.json").is_file():
-        return ModelSource(base=base, adapter_dir=str(output_dir / "adapter"), tokenizer_dir=tokenizer_dir)
+        return ModelSource(base=base, adapter_dir=str(output_dir / "adapter"), tokenizer_dir=tokenizer_dir,
+                           start_from=start_from)
     if (output_dir / "model" / "config.json").is_file():
         return ModelSource(base=base, model_dir=str(output_dir / "model"), tokenizer_dir=tokenizer_dir)
     return None

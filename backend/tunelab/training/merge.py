@@ -10,7 +10,10 @@ import logging
 import os
 import shutil
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
+
+from tunelab.training.sink import StartingWeights
 
 logger = logging.getLogger("tunelab.training")
 
@@ -19,14 +22,24 @@ logger = logging.getLogger("tunelab.training")
 MERGEABLE_PEFT_TYPES = frozenset({"LORA", "IA3"})
 
 
-def merge_adapter(adapter_dir: Path, tokenizer_dir: Path, output_dir: Path) -> None:
-    """Write base + adapter merged into `output_dir` (float32, as runs train), replacing what was there at once."""
+def merge_adapter(adapter_dir: Path, tokenizer_dir: Path, output_dir: Path, base: str | None = None,
+                  start_from: Sequence[StartingWeights] = ()) -> None:
+    """Write base + adapter merged into `output_dir` (float32, as runs train), replacing what was there at once. A run
+    that started from other runs' weights trained its adapter on the base with those applied (`base`, `start_from`):
+    it merges into that model, not into the bare base its adapter_config names."""
     import torch
-    from peft import AutoPeftModelForCausalLM
+    from peft import AutoPeftModelForCausalLM, PeftModel
     from transformers import AutoTokenizer
 
-    # The base is the one the adapter records (a GGUF base's Hugging Face copy included), as a user would load it.
-    model = AutoPeftModelForCausalLM.from_pretrained(str(adapter_dir), dtype=torch.float32)
+    from tunelab.training.models import load_starting_model
+
+    if start_from:
+        assert base is not None, "a run that started from another's weights names its base"
+        starting, _ = load_starting_model(base, start_from)
+        model = PeftModel.from_pretrained(starting, str(adapter_dir))
+    else:
+        # The base is the one the adapter records (a GGUF base's Hugging Face copy included), as a user would load it.
+        model = AutoPeftModelForCausalLM.from_pretrained(str(adapter_dir), dtype=torch.float32)
     merged = model.merge_and_unload(safe_merge=True)
     partial = output_dir.parent / f".{output_dir.name}.partial-{uuid.uuid4().hex[:8]}"
     replaced = output_dir.parent / f".{output_dir.name}.replaced-{uuid.uuid4().hex[:8]}"
@@ -46,9 +59,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tunelab.training.merge", description=merge_adapter.__doc__)
     for name in ("adapter_dir", "tokenizer_dir", "output_dir"):
         parser.add_argument(name, type=Path)
+    parser.add_argument("--base", help="the base model, for a run that started from other runs' weights")
+    parser.add_argument("--start-from", action="append", default=[], metavar="KIND=PATH",
+                        help="weights applied on the base first, in order: adapter=DIR (merged) or model=DIR")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    merge_adapter(args.adapter_dir, args.tokenizer_dir, args.output_dir)
+    start_from = []
+    for item in args.start_from:
+        kind, _, path = item.partition("=")
+        if kind not in ("adapter", "model") or not path:
+            parser.error(f"--start-from takes adapter=DIR or model=DIR, not {item!r}")
+        start_from.append(StartingWeights(kind=kind, path=Path(path)))
+    merge_adapter(args.adapter_dir, args.tokenizer_dir, args.output_dir, args.base, start_from)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 
 import logging
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tunelab.training.registry import ModelLoading
+from tunelab.training.sink import StartingWeights
 
 if TYPE_CHECKING:
     import torch
@@ -187,4 +189,32 @@ def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None
     model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype,
                                                  quantization_config=quantization_config(loading, dtype))
     ensure_training_chat_template(tokenizer)
+    return model, tokenizer
+
+
+def load_starting_model(model_ref: str, start_from: Sequence[StartingWeights] = (),
+                        tokenizer_dir: Path | None = None, loading: ModelLoading | None = None,
+                        ) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
+    """The model a run starts from: the base (as load_model_and_tokenizer loads it) with other runs' weights applied
+    in order — an adapter merged into the weights (PEFT's merge_and_unload: the next method trains on top of the
+    result, and a PEFT objective's reference, the model with its own adapter disabled, is this model), a full model
+    loaded in their place — and the tokenizer the last of those runs trained with."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model, tokenizer = load_model_and_tokenizer(model_ref, loading)
+    loading = loading or ModelLoading()
+    dtype = getattr(torch, loading.dtype)
+    for weights in start_from:
+        if weights.kind == "model":
+            del model
+            model = AutoModelForCausalLM.from_pretrained(str(weights.path), dtype=dtype,
+                                                         quantization_config=quantization_config(loading, dtype))
+        else:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, str(weights.path)).merge_and_unload()
+    if tokenizer_dir is not None:
+        tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        ensure_training_chat_template(tokenizer)
     return model, tokenizer

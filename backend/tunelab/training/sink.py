@@ -4,7 +4,7 @@ tests implement it with a list. The engine never knows which."""
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 
 class RunSummary(TypedDict, total=False):
@@ -51,7 +51,16 @@ def perplexity(loss: float) -> float:
     return math.exp(min(loss, 700.0))
 
 
+# What a run's process is doing, for the moments when the step count says nothing: reading the data and loading the
+# model take minutes on a real model before step 1, and the closing evaluation, save and generation minutes after the
+# last step.
+RunPhase = Literal["loading_data", "loading_model", "evaluating", "training", "saving", "generating"]
+
+
 class RunSink(Protocol):
+    def phase(self, phase: RunPhase) -> None:
+        """The process moved on to `phase` (may be called again with the same one)."""
+
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
         """Record metric points for one step (keys like "train/loss"); may buffer."""
 
@@ -69,6 +78,16 @@ class RunSink(Protocol):
 
     def flush(self) -> None:
         """Write out anything buffered (called at the end of training and before returning)."""
+
+
+@dataclass(frozen=True)
+class StartingWeights:
+    """Another run's trained weights that a run starts from, applied in order on top of the base model: a PEFT
+    adapter merged into the weights, or a full fine-tuning's whole model in place of them."""
+
+    kind: Literal["adapter", "model"]
+    path: Path  # the run's adapter/ or model/ folder
+    source: str = ""  # the run, as its config.json names it ("run 12 · sft-lora"): never a server path
 
 
 @dataclass
@@ -100,6 +119,10 @@ class TrainingJob:
     # What tells the base weights at `model` apart from others once at that path (services.models.model_identity's
     # digest), part of the baseline cache's key.
     model_digest: str = ""
+    # Runs that start from runs (SFT after continued pretraining, DPO after SFT): the weights the run starts from, on
+    # top of `model`, and the tokenizer the last of them trained with (its chat template). Empty: the base itself.
+    start_from: tuple[StartingWeights, ...] = ()
+    start_tokenizer_dir: Path | None = None
 
 
 @dataclass
@@ -112,6 +135,9 @@ class SilentSink:
     """The RunSink of every process of a multi-process run but rank 0, which reports for the run: the ranks train
     the same steps, so theirs would only repeat rank 0's figures. A cancel reaches them from rank 0 through the
     trainer callback."""
+
+    def phase(self, phase: RunPhase) -> None:
+        pass
 
     def log_metrics(self, step: int, values: dict[str, float], wall_time: float) -> None:
         pass

@@ -324,6 +324,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/metric-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Metric Keys
+         * @description The metric keys logged by the runs GET /runs would list with the same filters: the columns a runs table can
+         *     add.
+         */
+        get: operations["read_metric_keys_api_v1_metric_keys_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/metrics/query": {
         parameters: {
             query?: never;
@@ -795,6 +816,28 @@ export interface paths {
          *     Tunelab trains or one already finished. Its wall time, eval losses and tokens/s come from its logged points.
          */
         post: operations["finish_run_api_v1_runs__run_id__finish_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/lineage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Run Lineage
+         * @description The runs whose weights this run builds on (nearest first: `base_run` at launch) and the runs that started from
+         *     it; through a share link, only the runs it shares. Runs another run started from are not deleted (409
+         *     RUN_IN_USE) until that run is.
+         */
+        get: operations["read_run_lineage_api_v1_runs__run_id__lineage_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1960,6 +2003,28 @@ export interface components {
              */
             seq: number;
         };
+        /**
+         * MetricColumnPublic
+         * @description One logged metric of a run in a table column: its latest value and its extremes over every step.
+         */
+        MetricColumnPublic: {
+            /** Last */
+            last: number;
+            /** Last Step */
+            last_step: number;
+            /** Max */
+            max: number;
+            /** Min */
+            min: number;
+        };
+        /** MetricKeysPublic */
+        MetricKeysPublic: {
+            /**
+             * Data
+             * @description Metric keys logged by the runs, sorted (system/* last)
+             */
+            data: string[];
+        };
         /** MetricPointIn */
         MetricPointIn: {
             /**
@@ -2302,6 +2367,11 @@ export interface components {
         /** RunCreate */
         RunCreate: {
             /**
+             * Base Run
+             * @description Start from this succeeded run's trained weights instead of the bare base model: its adapter merged into the weights (LoRA, DoRA, IA3) or its full model, with the tokenizer it trained with. SFT after continued pretraining, DPO after SFT: any objective may follow any other
+             */
+            base_run?: number | null;
+            /**
              * Dataset
              * @description Dataset id from GET /datasets; required unless external
              */
@@ -2319,9 +2389,9 @@ export interface components {
             method: string;
             /**
              * Model
-             * @description Base model: a name from GET /models, an absolute path under one of the server's model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local cache
+             * @description Base model: a name from GET /models, an absolute path under one of the server's model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local cache; required unless base_run is given (then it is that run's base model)
              */
-            model: string;
+            model?: string | null;
             /**
              * Name
              * @description Defaults to <method>-<model>-<n>
@@ -2419,6 +2489,19 @@ export interface components {
             rows_requested: number;
             tuned: components["schemas"]["GenerationScoresPublic"] | null;
         };
+        /** RunLineagePublic */
+        RunLineagePublic: {
+            /**
+             * Ancestors
+             * @description The runs whose weights this one builds on, the nearest first
+             */
+            ancestors: components["schemas"]["RunRefPublic"][];
+            /**
+             * Children
+             * @description Runs that started from this one's weights, oldest first
+             */
+            children: components["schemas"]["RunRefPublic"][];
+        };
         /** RunLogPublic */
         RunLogPublic: {
             /**
@@ -2512,6 +2595,11 @@ export interface components {
             eta_seconds: number | null;
             /** Percent */
             percent: number | null;
+            /**
+             * Phase
+             * @description What a running run's process is doing (null before it reports, and once the run ended): before step 1 it reads the data, loads the model and evaluates it untrained; after the last step it evaluates, saves and generates
+             */
+            phase?: ("loading_data" | "loading_model" | "evaluating" | "training" | "saving" | "generating") | null;
             /** Total Steps */
             total_steps: number | null;
         };
@@ -2527,6 +2615,11 @@ export interface components {
              * @description Automatic resumes after a lost worker since the last start a user asked for
              */
             auto_resumes: number;
+            /**
+             * Base Run Id
+             * @description The run whose trained weights this one started from (its lineage: GET /runs/{run_id}/lineage)
+             */
+            base_run_id?: number | null;
             /** Best Eval Loss */
             best_eval_loss: number | null;
             /**
@@ -2574,6 +2667,13 @@ export interface components {
             memory?: components["schemas"]["RunMemoryPublic"] | null;
             /** Method */
             method: string;
+            /**
+             * Metric Columns
+             * @description The logged metrics asked for with metric_column (GET /runs), by key; a key the run has not logged is absent
+             */
+            metric_columns?: {
+                [key: string]: components["schemas"]["MetricColumnPublic"];
+            };
             /**
              * Metric Seq
              * @description Number of the run's latest metrics flush: open its event stream after it
@@ -2652,6 +2752,21 @@ export interface components {
             wall_time_s: number | null;
             /** Worker */
             worker: string | null;
+        };
+        /**
+         * RunRefPublic
+         * @description Another run, named: a run's lineage.
+         */
+        RunRefPublic: {
+            /** Id */
+            id: number;
+            /** Method */
+            method: string;
+            /** Name */
+            name: string;
+            /** Objective */
+            objective: string;
+            status: components["schemas"]["RunStatus"];
         };
         /** RunSamplePublic */
         RunSamplePublic: {
@@ -3051,6 +3166,11 @@ export interface components {
         };
         /** StudyCreate */
         StudyCreate: {
+            /**
+             * Base Run
+             * @description Every run starts from this succeeded run's trained weights (as POST /runs base_run): methods compared on top of an SFT run
+             */
+            base_run?: number | null;
             budget: components["schemas"]["StudyBudget"];
             /**
              * Dataset Id
@@ -3071,9 +3191,9 @@ export interface components {
             methods: string[];
             /**
              * Model
-             * @description Base model of every run (a name from GET /models)
+             * @description Base model of every run (a name from GET /models); required unless base_run is given
              */
-            model: string;
+            model?: string | null;
             /** Name */
             name: string;
             /**
@@ -3182,6 +3302,11 @@ export interface components {
          * @description What a study's runs are made from; kept with the study, so that extend and clone start from it.
          */
         StudySpec: {
+            /**
+             * Base Run
+             * @description Every run starts from this succeeded run's trained weights (as POST /runs base_run): methods compared on top of an SFT run
+             */
+            base_run?: number | null;
             budget: components["schemas"]["StudyBudget"];
             /**
              * Dataset Id
@@ -3202,9 +3327,9 @@ export interface components {
             methods: string[];
             /**
              * Model
-             * @description Base model of every run (a name from GET /models)
+             * @description Base model of every run (a name from GET /models); required unless base_run is given
              */
-            model: string;
+            model?: string | null;
             /**
              * Objective
              * @description Training objective, a name from GET /methods
@@ -4303,6 +4428,70 @@ export interface operations {
             };
         };
     };
+    read_metric_keys_api_v1_metric_keys_get: {
+        parameters: {
+            query?: {
+                /** @description Only this project's runs; default: all of yours */
+                project_id?: number | null;
+                status?: components["schemas"]["RunStatus"][] | null;
+                method?: string | null;
+                objective?: string | null;
+                model?: string | null;
+                /** @description Text found in the name, model or method */
+                q?: string | null;
+                /** @description Only these runs (the compare view) */
+                ids?: number[] | null;
+                /** @description Runs having every one of these tags */
+                tag?: string[] | null;
+                /** @description A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
+                param?: string[] | null;
+                /** @description A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, `max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= = */
+                metric?: string[] | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricKeysPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     query_metrics_api_v1_metrics_query_post: {
         parameters: {
             query?: never;
@@ -5238,6 +5427,8 @@ export interface operations {
                 order?: "asc" | "desc";
                 limit?: number;
                 cursor?: string | null;
+                /** @description A logged metric key to answer in each run's metric_columns (last, min, max); repeat for several (GET /metric-keys lists them) */
+                metric_column?: string[] | null;
                 /** @description Only this project's runs; default: all of yours */
                 project_id?: number | null;
                 status?: components["schemas"]["RunStatus"][] | null;
@@ -6294,6 +6485,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_run_lineage_api_v1_runs__run_id__lineage_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunLineagePublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -3,6 +3,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import FileResponse, StreamingResponse
+from pydantic import StringConstraints
 
 from tunelab.api.deps import BrokerDep, SessionDep, SettingsDep
 from tunelab.api.idempotency import REPLAYED_RESPONSE, IdempotencyKeyHeader, keyed, mark_replayed
@@ -25,9 +26,11 @@ from tunelab.schemas.runs import (
     ArtifactArchivePublic,
     ArtifactPublic,
     ArtifactsPublic,
+    MetricKeysPublic,
     RunClone,
     RunCreate,
     RunFinish,
+    RunLineagePublic,
     RunLogPublic,
     RunPublic,
     RunsBulkAction,
@@ -112,12 +115,23 @@ def read_runs(
     order: Literal["asc", "desc"] = "desc",
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: str | None = None,
+    metric_column: Annotated[list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None, Query(
+        max_length=20, description="A logged metric key to answer in each run's metric_columns (last, min, max); "
+        "repeat for several (GET /metric-keys lists them)")] = None,
 ) -> RunsPublic:
     if query is None:
         return RunsPublic(data=[], count=0, next_cursor=None)
     return runs.list_runs(session, project_ids=query.project_ids, status=query.status, method=query.method,
                           objective=query.objective, model=query.model, q=query.q, sort=sort, order=order,
-                          limit=limit, cursor=cursor, ids=query.ids, filters=query.filters)
+                          limit=limit, cursor=cursor, ids=query.ids, filters=query.filters,
+                          metric_columns=metric_column or ())
+
+
+@router.get("/metric-keys", response_model=MetricKeysPublic, responses=responses(401, 404, 422))
+def read_metric_keys(query: RunQueryDep, session: SessionDep) -> MetricKeysPublic:
+    """The metric keys logged by the runs GET /runs would list with the same filters: the columns a runs table can
+    add."""
+    return MetricKeysPublic(data=runs.logged_metric_keys(session, query) if query is not None else [])
 
 
 ExportFormatQuery = Annotated[table_exports.ExportFormat, Query(alias="format", description="csv or json")]
@@ -273,3 +287,12 @@ def download_run_archive(run: RunDownloader, folder: artifacts.ArchiveFolder, se
 def download_run_artifact(run: RunDownloader, path: str, session: SessionDep, settings: SettingsDep) -> FileResponse:
     file = artifacts.artifact_file(session, settings, run.id, path)
     return FileResponse(file, filename=file.name, media_type="application/octet-stream")
+
+
+@router.get("/runs/{run_id}/lineage", response_model=RunLineagePublic, responses=responses(401, 404))
+def read_run_lineage(run: RunReader, session: SessionDep, principal: ReaderDep) -> RunLineagePublic:
+    """The runs whose weights this run builds on (nearest first: `base_run` at launch) and the runs that started from
+    it; through a share link, only the runs it shares. Runs another run started from are not deleted (409
+    RUN_IN_USE) until that run is."""
+    shared = set(principal.share.run_ids) if principal.share is not None else None
+    return runs.lineage(session, run, shared)

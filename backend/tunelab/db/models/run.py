@@ -42,6 +42,8 @@ class Run(Base):
     external: Mapped[bool] = mapped_column(default=False)
     # The study it was launched in; deleting the study keeps the run.
     study_id: Mapped[int | None] = mapped_column(ForeignKey("study.id", ondelete="SET NULL"), index=True)
+    # The run whose trained weights this one started from (its lineage); a run others start from is not deleted.
+    base_run_id: Mapped[int | None] = mapped_column(ForeignKey("run.id", ondelete="SET NULL"), index=True)
     notes: Mapped[str | None] = mapped_column(Text)
 
     status: Mapped[RunStatus] = mapped_column(
@@ -74,6 +76,8 @@ class Run(Base):
     current_step: Mapped[int] = mapped_column(Integer, default=0)
     total_steps: Mapped[int | None] = mapped_column(Integer)
     progress_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # What the running attempt is doing (a training.sink.RunPhase: loading the model, evaluating, saving…).
+    phase: Mapped[str | None] = mapped_column(String(20))
     # Number of the last metrics flush; SSE event ids are these sequence numbers.
     metric_seq: Mapped[int] = mapped_column(Integer, default=0)
 

@@ -1,0 +1,44 @@
+"""A run trained from another run's weights is loaded as it trained — the base, the parent's adapter merged, then its
+own adapter — by the playground and by the merged export; the bare base with its adapter alone is another model."""
+
+import json
+
+import torch
+
+from tunelab.training.generation import ModelSource, load_model, run_output
+from tunelab.training.merge import merge_adapter
+from tunelab.training.sink import StartingWeights
+
+
+def _logits(model, tokenizer, prompt: str, count: int) -> torch.Tensor:
+    ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        return model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0, -1, :count].float()
+
+
+def test_a_child_run_loads_and_merges_on_top_of_its_parents_weights(train, assets, tmp_path):
+    _, _, parent = train("lora", max_steps=3, eval_steps=3, learning_rate=2e-2, generation_eval_rows=0)
+    start = (StartingWeights("adapter", parent.output_dir / "adapter", source="parent"),)
+    _, _, child = train("lora", max_steps=3, eval_steps=3, learning_rate=2e-2, generation_eval_rows=0,
+                        start_from=start, start_tokenizer_dir=parent.output_dir / "tokenizer")
+    sample = json.loads((child.output_dir / "samples.jsonl").read_text().splitlines()[0])
+    trained = torch.tensor(sample["logits"])  # what the trained child computed, written by the engine itself
+
+    source = run_output(child.output_dir, str(assets.tiny_model), (("adapter", str(parent.output_dir / "adapter")),))
+    assert source is not None
+    # Through JSON, as the playground's request carries it, the source is the same (hashable) one.
+    assert ModelSource(**json.loads(json.dumps(source.__dict__))) == source
+    loaded = load_model(source)
+    assert torch.allclose(_logits(loaded.model, loaded.tokenizer, sample["prompt"], len(trained)), trained, atol=1e-5)
+    alone = load_model(run_output(child.output_dir, str(assets.tiny_model)))
+    assert not torch.allclose(_logits(alone.model, alone.tokenizer, sample["prompt"], len(trained)), trained,
+                              atol=1e-4), "the child's adapter alone on the bare base is another model"
+
+    merged_dir = tmp_path / "merged"
+    merge_adapter(child.output_dir / "adapter", child.output_dir / "tokenizer", merged_dir, str(assets.tiny_model),
+                  start)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    merged = AutoModelForCausalLM.from_pretrained(merged_dir).eval()
+    assert torch.allclose(_logits(merged, AutoTokenizer.from_pretrained(merged_dir), sample["prompt"], len(trained)),
+                          trained, atol=1e-4)
