@@ -46,4 +46,19 @@ describe("runningProgressText", () => {
     expect(runningProgressText({ current_step: 30, total_steps: 30, eta_seconds: 0, percent: 100 })).toBe("step 30 / 30 · 100 % · finishing (eval, save)");
     expect(runningProgressText({ current_step: 5, total_steps: null, eta_seconds: null })).toBe("step 5");
   });
+
+  it("says the phase the worker reports where the step count stands still", () => {
+    const before = { current_step: 0, total_steps: 30, eta_seconds: null };
+    expect(runningProgressText({ ...before, phase: "loading_data" })).toBe("step 0 / 30 · reading the dataset");
+    expect(runningProgressText({ ...before, phase: "loading_model" })).toBe("step 0 / 30 · loading the model");
+    expect(runningProgressText({ ...before, phase: "evaluating" })).toBe("step 0 / 30 · evaluating the untrained model");
+    expect(runningProgressText({ ...before, phase: "training" })).toBe("step 0 / 30 · first step");
+    // A mid-run eval is named, not an ETA that stands still while it runs.
+    expect(runningProgressText({ current_step: 10, total_steps: 30, eta_seconds: 60, phase: "evaluating" })).toBe("step 10 / 30 · evaluating");
+    expect(runningProgressText({ current_step: 12, total_steps: 30, eta_seconds: 90, phase: "training" })).toBe("step 12 / 30 · ETA 1 min 30 s");
+    const after = { current_step: 30, total_steps: 30, eta_seconds: 0 };
+    expect(runningProgressText({ ...after, phase: "saving" })).toBe("step 30 / 30 · saving the weights");
+    expect(runningProgressText({ ...after, phase: "generating" })).toBe("step 30 / 30 · evaluating by generation");
+    expect(runningProgressText({ ...after, phase: "training" })).toBe("step 30 / 30 · finishing (eval, save)");
+  });
 });

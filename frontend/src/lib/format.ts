@@ -64,17 +64,36 @@ export function formatRelative(iso: string | null | undefined, now: number = Dat
   return seconds < 0 ? `${amount} ago` : `in ${amount}`;
 }
 
-type Progress = { current_step: number; total_steps: number | null; eta_seconds: number | null; percent?: number | null };
+type Progress = {
+  current_step: number;
+  total_steps: number | null;
+  eta_seconds: number | null;
+  percent?: number | null;
+  /** What the worker reports its process is doing (RunProgress.phase); absent from an older server or a stale row. */
+  phase?: string | null;
+};
+
+const PHASE_WORDS: Record<string, string> = {
+  loading_data: "reading the dataset",
+  loading_model: "loading the model",
+  evaluating: "evaluating",
+  saving: "saving the weights",
+  generating: "evaluating by generation",
+};
 
 /**
  * A running run's progress in words: its step, then what it is doing where an ETA would mislead. Before the first
- * step the process loads the model and runs the first eval (minutes on a real model), and after the last one it
- * runs the final eval and saves: an "ETA 0 s" there read as stuck.
+ * step the process reads the data, loads the model and evaluates it untrained (minutes on a real model), and after
+ * the last one it evaluates, saves and generates: an "ETA 0 s" there read as stuck. The worker reports the phase;
+ * without one the step count is all there is to go by.
  */
-export function runningProgressText({ current_step, total_steps, eta_seconds, percent }: Progress): string {
+export function runningProgressText({ current_step, total_steps, eta_seconds, percent, phase }: Progress): string {
   const at = total_steps ? `step ${current_step} / ${total_steps}` : `step ${current_step}`;
   const steps = percent !== null && percent !== undefined ? `${at} · ${percent.toFixed(0)} %` : at;
-  if (current_step === 0) return `${steps} · starting (loading the model, first eval)`;
+  if (phase === "evaluating" && current_step === 0) return `${steps} · evaluating the untrained model`;
+  if (phase && phase in PHASE_WORDS) return `${steps} · ${PHASE_WORDS[phase]}`;
+  if (phase === "training" && current_step === 0) return `${steps} · first step`;
+  if (!phase && current_step === 0) return `${steps} · starting (loading the model, first eval)`;
   if (total_steps && current_step >= total_steps) return `${steps} · finishing (eval, save)`;
   return eta_seconds !== null ? `${steps} · ETA ${formatDuration(eta_seconds)}` : steps;
 }

@@ -33,6 +33,7 @@ export function SignedInShell() {
         <TopBar />
         <main className="page">
           <NoProjectNotice />
+          <UnknownProjectNotice />
           <Outlet />
         </main>
       </div>
@@ -72,6 +73,18 @@ function NoProjectNotice() {
       </p>
       <CreateProjectForm onCreated={(project) => setProjectId(project.id)} />
     </Card>
+  );
+}
+
+/** A pasted link names a project the reader is not in: say so, instead of silently showing their own project's runs. */
+function UnknownProjectNotice() {
+  const { unknownLinkedProject, project } = useSession();
+  if (unknownLinkedProject === null) return null;
+  return (
+    <div className="notice" role="status" data-testid="unknown-project">
+      This link is for project #{unknownLinkedProject}, which you are not a member of (or which no longer exists). Ask one of
+      its owners to add you.{project && ` Showing ${project.project_name} instead.`}
+    </div>
   );
 }
 

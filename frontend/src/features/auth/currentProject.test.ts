@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { PROJECT_STORAGE_KEY, pickProjectId, readRememberedProject, rememberProject } from "./currentProject";
+import { PROJECT_STORAGE_KEY, pageShowsProject, parseProjectParam, pickProjectId, readRememberedProject, rememberProject } from "./currentProject";
 
 const projects = [
   { project_id: 3, project_name: "vision", role: "viewer" as const },
@@ -51,5 +51,22 @@ describe("remembered project", () => {
     const storage = memoryStorage();
     storage.setItem(PROJECT_STORAGE_KEY, "abc");
     expect(readRememberedProject(storage)).toBeNull();
+  });
+});
+
+describe("the project in the URL", () => {
+  it("reads only a positive whole number", () => {
+    expect(parseProjectParam("7")).toBe(7);
+    for (const raw of [null, "", "0", "-3", "7.5", "1e3", "seven", "99999999999999999999"]) expect(parseProjectParam(raw)).toBeNull();
+  });
+
+  it("is named by the pages that show the current project's content, not a run's or a clone's", () => {
+    const none = new URLSearchParams();
+    for (const path of ["/", "/studies", "/studies/new", "/datasets", "/datasets/", "/settings/project", "/runs/new"]) {
+      expect(pageShowsProject(path, none)).toBe(true);
+    }
+    for (const path of ["/runs/12", "/compare", "/studies/3", "/settings/tokens"]) expect(pageShowsProject(path, none)).toBe(false);
+    expect(pageShowsProject("/runs/new", new URLSearchParams("clone=4"))).toBe(false);
+    expect(pageShowsProject("/runs/new", new URLSearchParams("base_run=4"))).toBe(false);
   });
 });

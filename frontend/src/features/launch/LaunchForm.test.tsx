@@ -55,6 +55,26 @@ const catalog: Catalog = {
   datasets: [{ id: 3, name: "alpaca-mini", format: "instruction", row_count: 200, bundled: true } as Dataset],
 };
 
+// SFT, then DPO on its weights: LoRA serves both; the tiny model and another one.
+const stagedCatalog: Catalog = {
+  objectives: [
+    ...catalog.objectives,
+    {
+      name: "dpo", title: "DPO", description: "Preference optimization", dataset_formats: ["preference"], metric_keys: [],
+      reports_perplexity: false, learning_rate_scale: 1, params_schema: {}, defaults: {}, method_defaults: {},
+    },
+  ],
+  methods: [{ ...method("lora", "LoRA", loraSchema), objectives: ["sft", "dpo"] }, method("full", "Full", fullSchema)],
+  models: [...catalog.models, { ...catalog.models[0], name: "other", title: "Other model", description: "" }],
+  datasets: [...catalog.datasets, { id: 8, name: "prefs", format: "preference", row_count: 50, bundled: true } as Dataset],
+};
+
+// A succeeded SFT run to continue from, on the model that is not the form's default.
+const parent = {
+  id: 12, name: "sft-lora", project_id: 7, status: "succeeded", external: false, objective: "sft", method: "lora",
+  model: "other", queue: "gpu", dataset_id: 3, base_run_id: null, config: { params: { r: 32 } },
+} as unknown as Run;
+
 // As GET /queues lists them: the server's declared training queues, the workers seen on each.
 const queues: Queue[] = [
   { name: "cpu", default: true, workers: 2 },
@@ -66,8 +86,8 @@ function RunPageStub() {
   return <p>run page {useParams().runId}</p>;
 }
 
-function renderForm(source?: Run) {
-  renderInApp(<LaunchForm catalog={catalog} queues={queues} source={source} projectId={7} />, {
+function renderForm(source?: Run, { baseRun, from = catalog }: { baseRun?: Run; from?: Catalog } = {}) {
+  renderInApp(<LaunchForm catalog={from} queues={queues} source={source} baseRun={baseRun} projectId={7} />, {
     at: "/runs/new",
     path: "/runs/new",
     routes: <Route path="/runs/:runId" element={<RunPageStub />} />,
@@ -212,6 +232,63 @@ describe("LaunchForm", () => {
 
     expect(screen.getByLabelText("Queue")).toHaveValue("cpu");
     expect(within(screen.getByLabelText("Queue")).queryByRole("option", { name: /infer/ })).not.toBeInTheDocument();
+  });
+
+  it("starts from a run: says so, fixes its base model, takes the next stage and sends base_run instead of a model", async () => {
+    const sent = fakeApi(() => json({ id: 44 } as Run, 201));
+    renderForm(undefined, { baseRun: parent, from: stagedCatalog });
+    const user = userEvent.setup();
+
+    const notice = screen.getByTestId("base-run-notice");
+    expect(notice).toHaveTextContent("Starts from run #12 sft-lora (sft · lora, its trained weights and tokenizer)");
+    expect(within(notice).getByRole("link", { name: "run #12 sft-lora" })).toHaveAttribute("href", "/runs/12");
+    expect(screen.getByLabelText("Base model")).toHaveValue("other");
+    expect(screen.getByLabelText("Base model")).toBeDisabled();
+    expect(screen.getByLabelText("Base model")).toHaveAccessibleDescription(/Fixed: run #12 trained from this model/);
+    expect(screen.getByLabelText("Objective")).toHaveValue("dpo");
+    expect(screen.getByLabelText("Method")).toHaveValue("lora");
+    expect(screen.getByLabelText("Dataset")).toHaveValue("8");
+    expect(screen.getByLabelText("Queue")).toHaveValue("gpu");
+
+    // The objective stays free: back to SFT, with a dataset of its format.
+    await user.selectOptions(screen.getByLabelText("Objective"), "sft");
+    expect(screen.getByLabelText("Dataset")).toHaveValue("3");
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    expect(await screen.findByText("run page 44")).toBeInTheDocument();
+    const [launch] = launches(sent);
+    expect(launch.body).toMatchObject({ objective: "sft", method: "lora", dataset: 3, queue: "gpu", base_run: 12, project_id: 7 });
+    expect(launch.body).not.toHaveProperty("model");
+  });
+
+  it("sends no base_run for a run of its own", async () => {
+    const sent = fakeApi(() => json({ id: 45 } as Run, 201));
+    renderForm(undefined, { from: stagedCatalog });
+    expect(screen.queryByTestId("base-run-notice")).not.toBeInTheDocument();
+    expect(screen.getByLabelText("Base model")).toBeEnabled();
+    await userEvent.click(screen.getByRole("button", { name: "Launch run" }));
+
+    expect(await screen.findByText("run page 45")).toBeInTheDocument();
+    expect(launches(sent)[0].body).not.toHaveProperty("base_run");
+    expect(launches(sent)[0].body).toMatchObject({ model: "tunelab-tiny" });
+  });
+
+  it("shows the server's refusal of the run started from in the error summary, linking to the notice", async () => {
+    fakeApi(() =>
+      apiError(422, "VALIDATION_ERROR", "base_run: run 12 (sft-lora) has no adapter/ folder left to start from", [
+        { field: "base_run", message: "weights missing" },
+      ]),
+    );
+    renderForm(undefined, { baseRun: parent, from: stagedCatalog });
+    const user = userEvent.setup();
+    await user.click(screen.getByRole("button", { name: "Launch run" }));
+
+    const summary = await screen.findByTestId("launch-error-summary");
+    expect(summary).toHaveTextContent("The run was not launched: one field needs attention · base_run: weights missing");
+    expect(within(screen.getByTestId("base-run-notice")).getByTestId("field-error-base_run")).toHaveTextContent("weights missing");
+    await user.click(within(summary).getByRole("link", { name: "base_run" }));
+    expect(screen.getByTestId("base-run-notice")).toHaveFocus();
+    expect(screen.queryByText(/run page/)).not.toBeInTheDocument();
   });
 
   it("refuses a value that does not parse at its field without sending anything", async () => {

@@ -1,4 +1,5 @@
-// The launch form: what to train (objective, method, model, dataset) and the method's parameters from its schema.
+// The launch form: what to train (objective, method, model, dataset) and the method's parameters from its schema; on a
+// run's trained weights when it starts from one.
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { FormEvent, MouseEvent, ReactNode } from "react";
 import { Link, useNavigate } from "react-router";
@@ -20,17 +21,20 @@ export function LaunchForm({
   catalog,
   queues,
   source,
+  baseRun,
   projectId,
 }: {
   catalog: Catalog;
   /** The training queues the server declares (GET /queues): the only ones a run may name. */
   queues: Queue[];
   source?: Run;
+  /** The run whose trained weights the new run starts from: its base model is the only one that fits them. */
+  baseRun?: Run;
   projectId: number | undefined;
 }) {
   const navigate = useNavigate();
   const create = useCreateRun();
-  const [choice, setChoice] = useState<LaunchChoice>(() => initialChoice(catalog, source));
+  const [choice, setChoice] = useState<LaunchChoice>(() => initialChoice(catalog, source, baseRun));
   const [seedParams, setSeedParams] = useState(choice.seedParams);
   /** Params the user typed; they survive a change of method where the new method has the same field. */
   const [edited, setEdited] = useState<FormValues>({});
@@ -55,7 +59,8 @@ export function LaunchForm({
   const method = catalog.methods.find((m) => m.name === choice.method);
   const datasets = datasetsFor(catalog, choice.objective);
   const model = catalog.models.find((m) => m.name === choice.model);
-  const unavailable = catalog.models.filter((m) => !m.available);
+  // Which models to fetch is no question when the model is fixed by the run started from.
+  const unavailable = baseRun ? [] : catalog.models.filter((m) => !m.available);
   // A clone whose source's queue is no longer declared goes to the default one.
   const queue = queues.find((q) => q.name === choice.queue) ?? queues.find((q) => q.default);
 
@@ -78,7 +83,7 @@ export function LaunchForm({
   // The estimate follows the form as typed; it waits while a field does not parse.
   const typedParams = useMemo(() => (method ? toParams(fields, values, defaults) : null), [fields, values, method, defaults]);
 
-  const known = [...TOP_FIELDS, ...fields.map((f) => `params.${f.name}`)];
+  const known = [...TOP_FIELDS, ...(baseRun ? ["base_run"] : []), ...fields.map((f) => `params.${f.name}`)];
   const { byField, unmatched } = assignFieldErrors(errors, known);
 
   const clearError = (path: string) =>
@@ -121,7 +126,8 @@ export function LaunchForm({
         name: choice.name.trim() || null,
         objective: choice.objective,
         method: choice.method,
-        model: choice.model,
+        // From a run, the server takes its base model.
+        ...(baseRun ? { base_run: baseRun.id } : { model: choice.model }),
         dataset: Number(choice.dataset),
         queue: queue?.name ?? null,
         params,
@@ -164,6 +170,19 @@ export function LaunchForm({
       </div>
       {unmatched.length > 0 && <ErrorBox error={unmatched.map(([path, message]) => `${path}: ${message}`).join(" · ")} />}
 
+      {baseRun && (
+        // The target of the error summary's base_run link.
+        <div className="notice base-run-notice" id="field-base_run" tabIndex={-1} data-testid="base-run-notice">
+          Starts from <Link to={`/runs/${baseRun.id}`}>run #{baseRun.id} {baseRun.name}</Link> ({baseRun.objective} ·{" "}
+          {baseRun.method}, its trained weights and tokenizer)
+          {byField.base_run && (
+            <div className="field-error" data-testid="field-error-base_run">
+              {byField.base_run}
+            </div>
+          )}
+        </div>
+      )}
+
       <Card title="What to train">
         <div className="form-grid">
           <TopField name="name" label="Name" error={byField.name} help="Empty: <method>-<model>-<n>">
@@ -201,6 +220,11 @@ export function LaunchForm({
             error={byField.model}
             help={
               <>
+                {baseRun && (
+                  <span data-testid="model-fixed">
+                    Fixed: run #{baseRun.id} trained from this model, and its weights fit no other.{" "}
+                  </span>
+                )}
                 {model && <span>{model.description}</span>}
                 {unavailable.map((m) => (
                   <span key={m.name} className="unavailable-model">
@@ -211,7 +235,12 @@ export function LaunchForm({
               </>
             }
           >
-            <select {...inputProps("model", byField.model)} value={choice.model} onChange={(e) => update("model", e.target.value)}>
+            <select
+              {...inputProps("model", byField.model)}
+              value={choice.model}
+              disabled={baseRun !== undefined}
+              onChange={(e) => update("model", e.target.value)}
+            >
               {!choice.model && <option value="">—</option>}
               {modelOptions.map((m) => (
                 <option key={m.name} value={m.name} disabled={!m.available}>

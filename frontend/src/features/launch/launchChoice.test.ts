@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { Dataset, Run } from "../../api/client";
-import { fitToObjective, initialChoice, paramDefaults } from "./launchChoice";
+import { baseRunRefusal, fitToObjective, initialChoice, nextObjective, paramDefaults } from "./launchChoice";
 import type { Catalog } from "./launchChoice";
 
 const dataset = (id: number, format: Dataset["format"], bundled: boolean) => ({ id, format, bundled, name: `d${id}` }) as Dataset;
@@ -59,6 +59,48 @@ describe("launch form defaults", () => {
       queue: "gpu",
       seedParams: { learning_rate: 0.01 },
     });
+  });
+
+  it("starts from a run's weights at the next stage, on its base model, method and queue, with a dataset that fits", () => {
+    const parent = { id: 4, name: "sft-1", objective: "sft", method: "lora", model: "big", queue: "gpu", config: { params: { r: 64 } } };
+    expect(initialChoice(catalog, undefined, parent as unknown as Run)).toEqual({
+      name: "",
+      objective: "dpo",
+      method: "lora",
+      model: "big",
+      dataset: "2",
+      queue: "gpu",
+      seedParams: {},
+    });
+    // A method the next stage does not train with gives way to one it does.
+    expect(initialChoice(catalog, undefined, { ...parent, method: "full" } as unknown as Run)).toMatchObject({ objective: "dpo", method: "lora" });
+  });
+
+  it("keeps a clone's own choices when it also starts from a run", () => {
+    const source = { name: "dpo-1", objective: "dpo", method: "lora", model: "big", dataset_id: 2, queue: "cpu", config: { params: {} } };
+    const parent = { id: 4, name: "sft-1", objective: "sft", method: "full", model: "big", queue: "gpu", config: {} };
+    expect(initialChoice(catalog, source as unknown as Run, parent as unknown as Run)).toMatchObject({
+      name: "dpo-1 (clone)", objective: "dpo", method: "lora", dataset: "2", queue: "cpu",
+    });
+  });
+
+  it("takes SFT after pretraining and DPO after SFT, else the parent's objective", () => {
+    const staged: Catalog = { ...catalog, objectives: [...catalog.objectives, objective("pretrain", ["text"]), objective("orpo", ["preference"])] };
+    expect(nextObjective(staged, "pretrain")).toBe("sft");
+    expect(nextObjective(staged, "sft")).toBe("dpo");
+    expect(nextObjective(staged, "dpo")).toBe("dpo");
+    expect(nextObjective(staged, "orpo")).toBe("orpo");
+    // A next stage this server does not offer, or an objective it no longer has.
+    expect(nextObjective({ ...staged, objectives: staged.objectives.filter((o) => o.name !== "dpo") }, "sft")).toBe("sft");
+    expect(nextObjective(catalog, "gone")).toBe("sft");
+  });
+
+  it("refuses to start from a run that did not succeed or was trained elsewhere", () => {
+    const run = { id: 4, name: "sft-1", status: "succeeded", external: false } as const;
+    expect(baseRunRefusal(run)).toBeNull();
+    expect(baseRunRefusal({ ...run, status: "failed" })).toBe("Run #4 sft-1 is failed: only a succeeded run's trained weights can be started from.");
+    expect(baseRunRefusal({ ...run, status: "running" })).toMatch(/is running/);
+    expect(baseRunRefusal({ ...run, external: true })).toBe("Run #4 sft-1 was trained outside Tunelab: its weights are not here to start from.");
   });
 
   it("starts a method's params from its defaults, with the chosen model's own on top", () => {

@@ -1,4 +1,5 @@
-// What the launch form starts with: a cloned run's choices, else the bundled model and sample dataset.
+// What the launch form starts with: a cloned run's choices, a next stage on a run's weights, else the bundled model and
+// sample dataset.
 import type { Dataset, Run, Schemas } from "../../api/client";
 
 export const BUNDLED_MODEL = "tunelab-tiny";
@@ -46,7 +47,30 @@ export function fitToObjective(catalog: Catalog, choice: LaunchChoice, objective
   };
 }
 
-export function initialChoice(catalog: Catalog, source?: Run): LaunchChoice {
+// The usual next stage of training on a run's weights: SFT after continued pretraining, DPO after SFT.
+const NEXT_STAGE: Record<string, string> = { pretrain: "sft", sft: "dpo" };
+
+/** The objective a run started from a run trained with `after` defaults to: the next stage, else the same one. */
+export function nextObjective(catalog: Catalog, after: string): string {
+  const names = catalog.objectives.map((o) => o.name);
+  const next = NEXT_STAGE[after];
+  if (next !== undefined && names.includes(next)) return next;
+  return names.includes(after) ? after : (names[0] ?? "");
+}
+
+/** Why a run's weights cannot be started from (the API's refusals the page can tell before a launch); null: they can. */
+export function baseRunRefusal(run: Pick<Run, "id" | "name" | "status" | "external">): string | null {
+  const described = `Run #${run.id} ${run.name}`;
+  if (run.external) return `${described} was trained outside Tunelab: its weights are not here to start from.`;
+  if (run.status !== "succeeded") return `${described} is ${run.status}: only a succeeded run's trained weights can be started from.`;
+  return null;
+}
+
+/**
+ * `source`: a run to clone (its own choices and params); `baseRun`: a run whose weights the new run starts from, on
+ * its base model and queue, with its method and the objective of the next stage.
+ */
+export function initialChoice(catalog: Catalog, source?: Run, baseRun?: Run): LaunchChoice {
   if (source) {
     const params = source.config.params;
     const configDataset = source.config.dataset as { id?: number } | undefined;
@@ -59,6 +83,11 @@ export function initialChoice(catalog: Catalog, source?: Run): LaunchChoice {
       queue: source.queue,
       seedParams: params && typeof params === "object" ? (params as Record<string, unknown>) : {},
     };
+  }
+  if (baseRun) {
+    const objective = nextObjective(catalog, baseRun.objective);
+    const start = { name: "", objective, method: baseRun.method, model: baseRun.model, dataset: "", queue: baseRun.queue, seedParams: {} };
+    return fitToObjective(catalog, start, objective);
   }
   const objective = catalog.objectives.some((o) => o.name === "sft") ? "sft" : (catalog.objectives[0]?.name ?? "");
   const available = catalog.models.filter((m) => m.available);

@@ -36,4 +36,37 @@ describe("CostTable", () => {
     expect(table.querySelectorAll(".best")).toHaveLength(0);
     expect(screen.getByText(/fair cost table below/)).toBeInTheDocument();
   });
+
+  it("has no generation or reward columns when no run measured them", () => {
+    renderInApp(<CostTable linkRuns={false} runs={[run(1, "a", {}), run(2, "b", { generation_eval: null, reward_accuracy: null })]} />);
+    const table = screen.getByTestId("cost-table");
+    for (const metric of ["rouge_l", "exact_match", "bleu", "reward_accuracy"]) {
+      expect(table.querySelector(`[data-metric="${metric}"]`)).toBeNull();
+    }
+    expect(within(table).queryByText("ROUGE-L")).toBeNull();
+  });
+
+  it("shows the tuned model's generation scores in their units, and a preference run's reward accuracy", () => {
+    const scores = (rouge_l: number, exact_match: number, bleu: number) => ({ rouge_l, exact_match, bleu, rows: 16 });
+    renderInApp(
+      <CostTable
+        linkRuns={false}
+        runs={[
+          run(1, "sft", { generation_eval: { rows_requested: 16, tuned: scores(0.8123, 0.625, 41.27), base: scores(0.5, 0.1, 10) } }),
+          run(2, "dpo", { reward_accuracy: 0.75 }),
+          run(3, "plain", {}),
+        ]}
+      />,
+    );
+    const table = screen.getByTestId("cost-table");
+    expect(within(table).getByRole("columnheader", { name: "ROUGE-L" })).toBeInTheDocument();
+    const [sft, dpo, plain] = within(table).getAllByRole("row").slice(1);
+    expect(sft.querySelector('[data-metric="rouge_l"]')).toHaveTextContent("0.812");
+    expect(sft.querySelector('[data-metric="exact_match"]')).toHaveTextContent("62.5 %");
+    expect(sft.querySelector('[data-metric="bleu"]')).toHaveTextContent("41.3");
+    expect(sft.querySelector('[data-metric="reward_accuracy"]')).toHaveTextContent("—");
+    expect(dpo.querySelector('[data-metric="reward_accuracy"]')).toHaveTextContent("75.0 %");
+    expect(dpo.querySelector('[data-metric="rouge_l"]')).toHaveTextContent("—");
+    expect(plain.querySelector('[data-metric="bleu"]')).toHaveTextContent("—");
+  });
 });

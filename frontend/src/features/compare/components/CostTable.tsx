@@ -10,7 +10,13 @@ type Column = {
   label: string;
   value: (run: Run) => number | null;
   format: (value: number | null) => ReactNode;
+  /** Measured only by some runs (evaluation by generation, preference objectives): hidden when no run has it. */
+  optional?: boolean;
+  title?: string;
 };
+
+const fixed = (digits: number) => (value: number | null) => (value === null ? "—" : value.toFixed(digits));
+const fractionAsPercent = (value: number | null) => (value === null ? "—" : `${(value * 100).toFixed(1)} %`);
 
 const COLUMNS: Column[] = [
   { metric: "trainable_params", label: "Trainable params", value: (r) => r.trainable_params, format: formatCount },
@@ -26,6 +32,38 @@ const COLUMNS: Column[] = [
   { metric: "final_eval_loss", label: "Final eval loss", value: (r) => r.final_eval_loss, format: (v) => formatNumber(v) },
   { metric: "best_eval_loss", label: "Best eval loss", value: (r) => r.best_eval_loss, format: (v) => formatNumber(v) },
   { metric: "perplexity", label: "Perplexity", value: (r) => r.best_eval_perplexity ?? null, format: (v) => formatNumber(v) },
+  {
+    metric: "rouge_l",
+    label: "ROUGE-L",
+    title: "Mean ROUGE-L F1 of the tuned model's generated answers, 0–1",
+    value: (r) => r.generation_eval?.tuned?.rouge_l ?? null,
+    format: fixed(3),
+    optional: true,
+  },
+  {
+    metric: "exact_match",
+    label: "Exact match",
+    title: "Generated answers equal to the expected ones (case and whitespace aside)",
+    value: (r) => r.generation_eval?.tuned?.exact_match ?? null,
+    format: fractionAsPercent,
+    optional: true,
+  },
+  {
+    metric: "bleu",
+    label: "BLEU",
+    title: "Corpus BLEU of the tuned model's generated answers, 0–100",
+    value: (r) => r.generation_eval?.tuned?.bleu ?? null,
+    format: fixed(1),
+    optional: true,
+  },
+  {
+    metric: "reward_accuracy",
+    label: "Reward accuracy",
+    title: "Preference objectives: eval pairs whose chosen answer the policy rewards above the rejected one",
+    value: (r) => r.reward_accuracy ?? null,
+    format: fractionAsPercent,
+    optional: true,
+  },
 ];
 
 /**
@@ -33,6 +71,7 @@ const COLUMNS: Column[] = [
  * difference; the fair cost table (per method, over seeds, on the server) does.
  */
 export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; linkRuns?: boolean }) {
+  const columns = COLUMNS.filter((c) => !c.optional || runs.some((run) => c.value(run) !== null));
   return (
     <section className="card">
       <header className="card-header">
@@ -45,8 +84,8 @@ export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; lin
             <tr>
               <th>Run</th>
               <th>Method</th>
-              {COLUMNS.map((c) => (
-                <th key={c.metric} className="num">
+              {columns.map((c) => (
+                <th key={c.metric} className="num" title={c.title}>
                   {c.label}
                 </th>
               ))}
@@ -60,7 +99,7 @@ export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; lin
                   {linkRuns ? <Link to={`/runs/${run.id}`}>{run.name}</Link> : run.name}
                 </td>
                 <td data-metric="method">{run.method}</td>
-                {COLUMNS.map((c) => (
+                {columns.map((c) => (
                   <td key={c.metric} data-metric={c.metric} className="num">
                     {c.format(c.value(run))}
                   </td>

@@ -1,6 +1,6 @@
 // The run page's actions: shown by role, and done through the run mutations (useCancelRun, useResumeRun), which
 // send the request and put the answer in the run's cache entry.
-import { screen, waitFor } from "@testing-library/react";
+import { cleanup, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
@@ -38,6 +38,25 @@ describe("RunActions", () => {
     expect(screen.queryByTestId("clone-run")).not.toBeInTheDocument();
     expect(screen.queryByTestId("share-button")).not.toBeInTheDocument();
     expect(screen.getByRole("link", { name: "Compare…" })).toHaveAttribute("href", "/compare?runs=5");
+  });
+
+  it("offers an editor to continue from a succeeded run's weights, and no one else", () => {
+    const succeeded = { ...running, status: "succeeded" } as Run;
+    renderInApp(<RunActions run={succeeded} role="editor" />);
+    expect(screen.getByTestId("continue-run")).toHaveAttribute("href", "/runs/new?base_run=5");
+    expect(screen.getByTestId("continue-run")).toHaveTextContent("Continue from this run");
+    cleanup();
+
+    for (const [run, role] of [
+      [succeeded, "viewer"],
+      [running, "editor"],
+      [{ ...running, status: "failed" }, "editor"],
+      [{ ...succeeded, external: true }, "owner"],
+    ] as const) {
+      renderInApp(<RunActions run={run as Run} role={role} />);
+      expect(screen.queryByTestId("continue-run")).not.toBeInTheDocument();
+      cleanup();
+    }
   });
 
   it("cancels through the run mutation after a confirmation, and keeps the answer as the run", async () => {

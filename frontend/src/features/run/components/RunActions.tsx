@@ -60,6 +60,16 @@ export function RunActions({ run, role }: { run: Run; role: Role | null }) {
       {editor && !run.external && (run.status === "succeeded" || run.status === "canceled") && (
         <ExportButton run={run} />
       )}
+      {editor && !run.external && run.status === "succeeded" && (
+        <Link
+          className="button"
+          to={`/runs/new?base_run=${run.id}`}
+          data-testid="continue-run"
+          title="Launch a run that starts from this run's trained weights and tokenizer (SFT after pretraining, DPO after SFT)"
+        >
+          Continue from this run
+        </Link>
+      )}
       {editor && !run.external && (
         <Link className="button" to={`/runs/new?clone=${run.id}`} data-testid="clone-run">
           Clone

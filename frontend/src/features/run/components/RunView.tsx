@@ -23,6 +23,8 @@ import { isFinished, runQueryOptions } from "../../runs";
 import { artifactKeys } from "../api/queries";
 import { ArtifactsCard } from "./ArtifactsCard";
 import { ConfigCard } from "./ConfigCard";
+import { GenerationCard } from "./GenerationCard";
+import { LineageCard } from "./LineageCard";
 import { LogTail } from "./LogTail";
 import { RunHeader } from "./RunHeader";
 import { shownTokensPerSecond } from "../summary";
@@ -105,6 +107,8 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
           />
         ))}
       </div>
+      <LineageCard run={run} linkRuns={actions !== undefined} />
+      <GenerationCard run={run} downloads={downloads} />
       <SystemMetricsSection runs={runs} controls={controls} />
       {downloads && <LogTail runId={runId} active={active} />}
       <div className={downloads ? "grid-2 run-bottom" : "run-bottom"}>

@@ -1,6 +1,7 @@
-// Eval loss against a cost, one point per cell, with the Pareto frontier drawn as a line (SVG: a few dozen points).
+// A quality (eval loss, or a score of generated answers) against a cost, one point per cell, with the Pareto frontier
+// drawn as a line (SVG: a few dozen points).
 import { formatBytes, formatNumber } from "../../../lib/format";
-import { axisRange, paretoFrontier, type ParetoPoint } from "../pareto";
+import { axisRange, paretoFrontier, type Better, type ParetoPoint } from "../pareto";
 
 const WIDTH = 320;
 const HEIGHT = 220;
@@ -13,7 +14,19 @@ function scale([lo, hi]: [number, number], from: number, to: number, log: boolea
   return (v: number) => from + ((t(v) - min) / (max - min)) * (to - from);
 }
 
-export function ParetoChart({ title, unit, points, log = false }: { title: string; unit: string; points: ParetoPoint[]; log?: boolean }) {
+type ParetoChartProps = {
+  title: string;
+  /** The cost's unit (x). */
+  unit: string;
+  points: ParetoPoint[];
+  log?: boolean;
+  /** What y measures. */
+  quality?: string;
+  /** Which way y is better: down for a loss, up for a score. */
+  better?: Better;
+};
+
+export function ParetoChart({ title, unit, points, log = false, quality = "eval loss", better = "lower" }: ParetoChartProps) {
   const format = (v: number) => (unit === "bytes" ? formatBytes(v) : `${formatNumber(v, 3)}${unit ? ` ${unit}` : ""}`);
   if (points.length === 0) {
     return (
@@ -27,18 +40,18 @@ export function ParetoChart({ title, unit, points, log = false }: { title: strin
   const [yLow, yHigh] = axisRange(points.map((p) => p.y), false);
   const x = scale([xLow, xHigh], PAD.left, WIDTH - PAD.right, log);
   const y = scale([yLow, yHigh], HEIGHT - PAD.bottom, PAD.top, false);
-  const frontier = paretoFrontier(points);
+  const frontier = paretoFrontier(points, better);
   return (
-    <figure className="card pareto-chart" data-testid="pareto-chart" data-points={points.length} data-frontier={frontier.length}>
+    <figure className="card pareto-chart" data-testid="pareto-chart" data-points={points.length} data-frontier={frontier.length} data-better={better}>
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} width="100%" role="img" aria-label={`${title}: eval loss against ${unit || "cost"}`}>
+      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} width="100%" role="img" aria-label={`${title}: ${quality} (${better} is better) against ${unit || "cost"}`}>
         <line x1={PAD.left} y1={HEIGHT - PAD.bottom} x2={WIDTH - PAD.right} y2={HEIGHT - PAD.bottom} stroke="currentColor" strokeOpacity={0.4} />
         <line x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={HEIGHT - PAD.bottom} stroke="currentColor" strokeOpacity={0.4} />
         <text x={PAD.left} y={HEIGHT - 18} fontSize={10}>{format(xLow)}</text>
         <text x={WIDTH - PAD.right} y={HEIGHT - 18} fontSize={10} textAnchor="end">{format(xHigh)}</text>
         <text x={PAD.left - 4} y={HEIGHT - PAD.bottom} fontSize={10} textAnchor="end">{formatNumber(yLow, 3)}</text>
         <text x={PAD.left - 4} y={PAD.top + 8} fontSize={10} textAnchor="end">{formatNumber(yHigh, 3)}</text>
-        <text x={(PAD.left + WIDTH) / 2} y={HEIGHT - 4} fontSize={10} textAnchor="middle">{unit || "cost"}{log ? " (log)" : ""} → eval loss ↑</text>
+        <text x={(PAD.left + WIDTH) / 2} y={HEIGHT - 4} fontSize={10} textAnchor="middle">{unit || "cost"}{log ? " (log)" : ""} → {quality} ↑</text>
         <polyline
           className="pareto-frontier"
           fill="none"
@@ -49,7 +62,7 @@ export function ParetoChart({ title, unit, points, log = false }: { title: strin
         />
         {points.map((p) => (
           <circle key={p.label} cx={x(p.x)} cy={y(p.y)} r={5} fill={p.color} data-label={p.label}>
-            <title>{`${p.label}: eval loss ${formatNumber(p.y, 4)}, ${format(p.x)}`}</title>
+            <title>{`${p.label}: ${quality} ${formatNumber(p.y, 4)}, ${format(p.x)}`}</title>
           </circle>
         ))}
       </svg>

@@ -1,17 +1,31 @@
-// The server's fair cost table of a study: mean ± spread over seeds per cell, "best" only beyond the noise.
+// The server's fair cost table of a study: mean ± spread over seeds per cell, "best" only beyond the noise, and first
+// the base model's generation scores, the row each cell's gain is read against.
 import type { CostTable } from "../api/queries";
 import { formatBytes, formatNumber } from "../../../lib/format";
 
 type CostValue = { mean: number; spread: number; n: number };
+type Column = CostTable["columns"][number];
 
-function formatValue(unit: string, value: CostValue): string {
-  const show = (v: number) =>
-    unit === "bytes" ? formatBytes(v) : unit === "%" ? `${formatNumber(v, 3)} %` : unit === "s" ? `${formatNumber(v, 3)} s` : formatNumber(v, 4);
+// Scores of generated answers come unitless; each reads best in its own digits (ROUGE-L 0–1, BLEU 0–100).
+const DIGITS_BY_KEY: Record<string, number> = { generation_rouge_l: 3, generation_bleu: 1 };
+
+function formatFigure(column: Column, v: number): string {
+  if (column.unit === "bytes") return formatBytes(v);
+  if (column.unit === "fraction") return `${(v * 100).toFixed(1)} %`;
+  if (column.unit === "%") return `${formatNumber(v, 3)} %`;
+  if (column.unit === "s") return `${formatNumber(v, 3)} s`;
+  const digits = DIGITS_BY_KEY[column.key];
+  return digits === undefined ? formatNumber(v, 4) : v.toFixed(digits);
+}
+
+function formatValue(column: Column, value: CostValue): string {
+  const show = (v: number) => formatFigure(column, v);
   return value.n > 1 ? `${show(value.mean)} ± ${show(value.spread)}` : show(value.mean);
 }
 
 export function StudyCostTable({ table, title = "Cost table", testId = "study-cost-table" }: { table: CostTable; title?: string; testId?: string }) {
   const columns = table.columns.filter((column) => table.rows.some((row) => row.values[column.key]));
+  const baseline = table.baseline ?? null;
   return (
     <section className="card" data-testid={testId}>
       <h2>{title}</h2>
@@ -22,7 +36,7 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
               <th>Method</th>
               <th title="Figures are over the runs that succeeded; the others are listed with where they stand">Runs</th>
               {columns.map((column) => (
-                <th key={column.key} title={column.not_ranked_reason ?? `lower is better`}>
+                <th key={column.key} title={column.not_ranked_reason ?? `${column.better} is better`}>
                   {column.label}
                   {!column.ranked && <span className="help"> (not ranked)</span>}
                 </th>
@@ -30,6 +44,16 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
             </tr>
           </thead>
           <tbody>
+            {baseline && (
+              <tr className="baseline-row" data-testid="baseline-row" title="The base model with no training, answering the same rows: what each cell gained">
+                <th scope="row">{baseline.label}</th>
+                <td>—</td>
+                {columns.map((column) => {
+                  const value = baseline.values[column.key];
+                  return <td key={column.key}>{value === undefined ? "—" : formatFigure(column, value)}</td>;
+                })}
+              </tr>
+            )}
             {table.rows.map((row) => (
               <tr key={row.cell} data-cell={row.cell}>
                 <th scope="row">{row.cell}</th>
@@ -47,7 +71,7 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
                   const best = row.best.includes(column.key);
                   return (
                     <td key={column.key} className={best ? "best" : undefined} data-best={best || undefined}>
-                      {value ? formatValue(column.unit, value) : "—"}
+                      {value ? formatValue(column, value) : "—"}
                       {best && <span className="best-mark"> best</span>}
                     </td>
                   );

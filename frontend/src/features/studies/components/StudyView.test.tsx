@@ -70,6 +70,35 @@ describe("StudyView", () => {
     expect(charts[1]).toHaveAttribute("data-points", "0");
   });
 
+  it("offers ROUGE-L against trainable % only when a finished run was evaluated by generation", async () => {
+    fakeApi();
+    const first = renderInApp(<StudyView studyId={5} />);
+    await screen.findByTestId("study-cost-table");
+    expect(screen.getAllByTestId("pareto-chart")).toHaveLength(3);
+    first.unmount();
+
+    const scored = detail();
+    const scores = (rouge_l: number) => ({ rouge_l, exact_match: 0.5, bleu: 30, rows: 16 });
+    scored.runs[0] = { ...scored.runs[0], generation_eval: { rows_requested: 16, tuned: scores(0.8), base: scores(0.4) } };
+    scored.cost_table.columns.push({ key: "generation_rouge_l", label: "ROUGE-L (generated answers)", unit: "", better: "higher", ranked: true });
+    scored.cost_table.rows[0].values.generation_rouge_l = value(0.8);
+    scored.cost_table.rows[1].values.generation_rouge_l = value(0.6);
+    fakeNetwork((request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/api/v1/studies/5") return json(scored);
+      if (path === "/api/v1/metrics/query") return json({ data: [] });
+      return apiError(404, "NOT_FOUND", `${request.method} ${path} is not faked`);
+    });
+    renderInApp(<StudyView studyId={5} />);
+    await screen.findByTestId("study-cost-table");
+    const rouge = screen.getAllByTestId("pareto-chart")[3];
+    expect(rouge).toHaveTextContent("ROUGE-L vs trainable %");
+    expect(rouge).toHaveAttribute("data-better", "higher");
+    expect(rouge).toHaveAttribute("data-points", "2");
+    // lora: the higher ROUGE-L; ia3: fewer trainable params: both are on the frontier.
+    expect(rouge).toHaveAttribute("data-frontier", "2");
+  });
+
   it("extends the study with more seeds and values of its grid params", async () => {
     const extended = fakeApi();
     renderInApp(<StudyView studyId={5} />);

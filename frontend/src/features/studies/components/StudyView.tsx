@@ -70,12 +70,13 @@ function StudyContent({ detail, readOnly, canChange, onCloned, onDeleted }: Stud
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runLabels stands for runs and their cells
   }, [metrics.data, runLabels]);
 
-  const pareto = (costKey: string): ParetoPoint[] =>
+  const pareto = (costKey: string, qualityKey = "best_eval_loss"): ParetoPoint[] =>
     table.rows.flatMap((row, index) => {
-      const loss = row.values.best_eval_loss;
+      const quality = row.values[qualityKey];
       const cost = row.values[costKey];
-      return loss && cost ? [{ label: row.cell, x: cost.mean, y: loss.mean, color: cellColor(index) }] : [];
+      return quality && cost ? [{ label: row.cell, x: cost.mean, y: quality.mean, color: cellColor(index) }] : [];
     });
+  const generationScored = runs.some((run) => run.status === "succeeded" && run.generation_eval?.tuned);
 
   return (
     <div className="study-page" data-testid="study-page" data-study-id={study.id}>
@@ -110,6 +111,16 @@ function StudyContent({ detail, readOnly, canChange, onCloned, onDeleted }: Stud
         <ParetoChart title="Eval loss vs trainable params" unit="%" log points={pareto("trainable_percent")} />
         <ParetoChart title="Eval loss vs model state memory" unit="bytes" points={pareto("model_state_bytes")} />
         <ParetoChart title="Eval loss vs training time per 1k tokens" unit="s" points={pareto("seconds_per_1k_tokens")} />
+        {generationScored && (
+          <ParetoChart
+            title="ROUGE-L vs trainable %"
+            unit="%"
+            log
+            quality="ROUGE-L"
+            better="higher"
+            points={pareto("trainable_percent", "generation_rouge_l")}
+          />
+        )}
       </section>
     </div>
   );
