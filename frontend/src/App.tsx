@@ -1,6 +1,7 @@
 import { Route, Routes } from "react-router";
 
 import { AcceptInvitePage } from "./routes/AcceptInvitePage";
+import { AnalysisPage } from "./routes/AnalysisPage";
 import { ComparePage } from "./routes/ComparePage";
 import { DatasetsPage } from "./routes/DatasetsPage";
 import { NewRunPage } from "./routes/NewRunPage";
@@ -33,6 +34,7 @@ export function App() {
         <Route path="/runs/new" element={<NewRunPage />} />
         <Route path="/runs/:runId" element={<RunPage />} />
         <Route path="/compare" element={<ComparePage />} />
+        <Route path="/analysis" element={<AnalysisPage />} />
         <Route path="/studies" element={<StudiesPage />} />
         <Route path="/studies/new" element={<NewStudyPage />} />
         <Route path="/studies/:studyId" element={<StudyPage />} />

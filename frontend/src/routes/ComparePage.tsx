@@ -4,6 +4,7 @@ import { Link, useSearchParams } from "react-router";
 import type { Run } from "../api/client";
 import { EmptyState } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
+import { analysisHref } from "../features/analysis";
 import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { MAX_COMPARE_RUNS, formatSelection, parseSelection } from "../features/compare/selection";
 import { ComparePlayground } from "../features/playground";
@@ -28,7 +29,14 @@ export function ComparePage() {
     <div className="compare-page" data-testid="compare-page">
       <div className="page-title">
         <h1>Compare runs</h1>
-        <RunIdsForm value={raw ?? ""} onApply={(ids) => setIds(ids)} />
+        <div className="card-actions analysis-title-actions">
+          {selection.kind === "ok" && (
+            <Link className="button" to={analysisHref(selection.ids)} data-testid="compare-analysis">
+              Parallel coordinates
+            </Link>
+          )}
+          <RunIdsForm value={raw ?? ""} onApply={(ids) => setIds(ids)} />
+        </div>
       </div>
       <RunPicker
         label="Add runs to the comparison"

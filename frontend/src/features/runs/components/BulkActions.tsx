@@ -1,5 +1,7 @@
 // Actions on the selected runs: tag, untag, cancel, delete (after a confirmation); all of them or, on an error, none.
+// And a link to see them together as parallel coordinates.
 import { useState } from "react";
+import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
 import { ErrorBox } from "../../../components/ui/ui";
@@ -15,6 +17,11 @@ type Props = {
 
 export function splitTags(text: string): string[] {
   return [...new Set(text.split(",").map((t) => t.trim()).filter(Boolean))];
+}
+
+/** The analysis page for these runs, ids ascending as the Compare link has them (features/analysis reads them). */
+function parallelCoordinatesHref(ids: Iterable<number>): string {
+  return `/analysis?runs=${[...ids].sort((a, b) => a - b).join(",")}`;
 }
 
 export function BulkActions({ selectedIds, selectedRuns, onDeleted }: Props) {
@@ -52,6 +59,9 @@ export function BulkActions({ selectedIds, selectedRuns, onDeleted }: Props) {
       <button type="button" disabled={!tags.length || bulk.isPending} onClick={() => run("untag")}>
         Remove tags
       </button>
+      <Link className="button" to={parallelCoordinatesHref(selectedIds)} data-testid="bulk-analysis">
+        Parallel coordinates
+      </Link>
       <button
         type="button"
         className="danger"
