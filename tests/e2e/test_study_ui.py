@@ -54,13 +54,24 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
     page.wait_for_selector('[data-testid="study-runs"] [data-status="succeeded"] >> nth=2')
     page.wait_for_selector('[data-testid="chart-eval/loss"][data-series="3"]')
     page.wait_for_selector('[data-testid="chart-train/loss"][data-series="3"]')
-    cells = page.eval_on_selector_all('[data-testid="study-cost-table"] tbody tr', "rows => rows.map(r => r.dataset.cell)")
+    cells = page.eval_on_selector_all('[data-testid="study-cost-table"] tbody tr[data-cell]', "rows => rows.map(r => r.dataset.cell)")
     assert sorted(cells) == sorted(METHODS)
     assert page.locator('[data-testid="study-cost-table"] [data-best]').count() >= 1
     for chart in page.query_selector_all('[data-testid="pareto-chart"]'):
         assert chart.get_attribute("data-points") == "3"
         assert int(chart.get_attribute("data-frontier")) >= 1
+    # Evaluation by generation: each method's answers scored, beside the untrained base model's row, and a Pareto
+    # chart whose quality axis is higher-is-better.
+    page.wait_for_selector('[data-testid="study-cost-table"] [data-testid="baseline-row"]')
+    headers = page.eval_on_selector_all('[data-testid="study-cost-table"] thead th', "ths => ths.map(t => t.textContent)")
+    assert any(header.startswith("ROUGE-L") for header in headers), headers
+    assert page.locator('[data-testid="pareto-chart"][data-better="higher"]').count() == 1
     screenshot(page, "study")
+    # The same runs as parallel coordinates and a param-vs-metric scatter: a line per run.
+    page.goto(f"/analysis?runs={','.join(str(run['id']) for run in detail['runs'])}")
+    page.wait_for_selector('[data-testid="parallel-coordinates"][data-lines="3"]')
+    screenshot(page, "analysis")
+    page.goto(f"/studies/{study_id}")
 
     # The playground below the study: the base and the first seed of each method, side by side.
     panel = page.wait_for_selector('[data-testid="study-playground"] [data-testid="playground"]')
@@ -108,6 +119,9 @@ def test_a_study_from_the_form_trains_compares_and_shares_read_only(page, api, a
     tag = f"study-{uuid.uuid4().hex[:8]}"
     page.click('[data-testid="study-runs"] a >> nth=0')
     tagged_id = int(page.url.rsplit("/", 1)[1])
+    # Its page shows the generation scores, tuned beside base, and the predictions they are computed from.
+    page.wait_for_selector('[data-testid="generation-card"] [data-testid="generation-scores"]')
+    page.wait_for_selector('[data-testid="predictions-table"] [data-testid="prediction-row"]')
     page.click('[data-testid="edit-labels"]')
     page.fill('[data-testid="run-tags-input"]', tag)
     page.click('[data-testid="save-labels"]')
@@ -196,3 +210,9 @@ def test_a_study_ranks_and_averages_only_the_runs_that_finished(page, api, start
         label = f"{row['cell']} · mean of 1 of 2 seeds"
         page.locator('[data-testid="chart-eval/loss"] .chart-legend-item', has_text=label).first.wait_for(
             timeout=30_000)
+    # Parameters and results: the succeeded runs are lines; the canceled ones are listed, not drawn.
+    page.goto(f"/analysis?runs={','.join(str(run_id) for run_id in final)}")
+    page.wait_for_selector(f'[data-testid="parallel-coordinates"][data-lines="{len(succeeded)}"]')
+    not_drawn = page.inner_text('[data-testid="analysis-not-drawn"]')
+    for run_id in set(final) - succeeded:
+        assert f"run {run_id}" in not_drawn, not_drawn

@@ -1,8 +1,8 @@
-import { useState, type FormEvent } from "react";
 import { Link, useSearchParams } from "react-router";
 
+import { RunIdsForm } from "../components/ui/RunIdsForm";
 import { EmptyState } from "../components/ui/ui";
-import { AnalysisView, MAX_ANALYSIS_RUNS, parseRunIds } from "../features/analysis";
+import { AnalysisView, MAX_ANALYSIS_RUNS, parseAnalysisRuns } from "../features/analysis";
 import { MAX_COMPARE_RUNS, formatSelection } from "../features/compare/selection";
 import { useSearchUpdater } from "../features/metrics/controls";
 import { RunPicker } from "../features/runs";
@@ -11,7 +11,7 @@ export function AnalysisPage() {
   const [params] = useSearchParams();
   const updateSearch = useSearchUpdater();
   const raw = params.get("runs");
-  const selection = parseRunIds(raw);
+  const selection = parseAnalysisRuns(raw);
   const ids = selection.kind === "ok" ? selection.ids : [];
 
   const setIds = (next: number[]) =>
@@ -30,7 +30,7 @@ export function AnalysisPage() {
               Compare these runs
             </Link>
           )}
-          <RunIdsForm value={raw ?? ""} onApply={setIds} />
+          <RunIdsForm value={raw ?? ""} parse={parseAnalysisRuns} onApply={setIds} submitLabel="Show" testId="analysis-ids" />
         </div>
       </div>
       <RunPicker label="Add runs" pickedIds={ids} max={MAX_ANALYSIS_RUNS} onPick={(run) => setIds([...ids, run.id])} />
@@ -58,33 +58,5 @@ export function AnalysisPage() {
       )}
       {selection.kind === "ok" && <AnalysisView ids={selection.ids} />}
     </div>
-  );
-}
-
-function RunIdsForm({ value, onApply }: { value: string; onApply: (ids: number[]) => void }) {
-  const [text, setText] = useState(value);
-  const [lastValue, setLastValue] = useState(value);
-  if (value !== lastValue) {
-    setLastValue(value);
-    setText(value);
-  }
-  const parsed = parseRunIds(text);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (parsed.kind === "ok") onApply(parsed.ids);
-    else if (parsed.kind === "none") onApply([]);
-  };
-  return (
-    <form className="toolbar run-picker" onSubmit={submit}>
-      <input
-        aria-label="Run ids"
-        placeholder="Run ids, e.g. 1,2,3"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        aria-invalid={parsed.kind === "invalid" || parsed.kind === "too-many" ? true : undefined}
-        data-testid="analysis-ids"
-      />
-      <button type="submit">Show</button>
-    </form>
   );
 }

@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import type { Run } from "../api/client";
+import { RunIdsForm } from "../components/ui/RunIdsForm";
 import { EmptyState } from "../components/ui/ui";
 import { useSession } from "../features/auth/session";
 import { analysisHref } from "../features/analysis";
@@ -35,7 +35,7 @@ export function ComparePage() {
               Parallel coordinates
             </Link>
           )}
-          <RunIdsForm value={raw ?? ""} onApply={(ids) => setIds(ids)} />
+          <RunIdsForm value={raw ?? ""} parse={parseSelection} onApply={setIds} submitLabel="Compare" testId="compare-ids" />
         </div>
       </div>
       <RunPicker
@@ -76,31 +76,4 @@ function ShareComparison({ runs }: { runs: Run[] }) {
   if (![...projectIds].some((id) => canEdit(roleIn(id)))) return null;
   if (projectIds.size > 1) return <ShareButton runs={runs} disabledReason="A share link can show runs of one project only" />;
   return <ShareButton runs={runs} />;
-}
-
-function RunIdsForm({ value, onApply }: { value: string; onApply: (ids: number[]) => void }) {
-  const [text, setText] = useState(value);
-  const [lastValue, setLastValue] = useState(value);
-  if (value !== lastValue) {
-    setLastValue(value);
-    setText(value);
-  }
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    const parsed = parseSelection(text);
-    if (parsed.kind === "ok") onApply(parsed.ids);
-    else if (parsed.kind === "none") onApply([]);
-  };
-  return (
-    <form className="toolbar run-picker" onSubmit={submit}>
-      <input
-        aria-label="Run ids"
-        placeholder="Run ids, e.g. 1,2,3"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        data-testid="compare-ids"
-      />
-      <button type="submit">Compare</button>
-    </form>
-  );
 }
