@@ -30,9 +30,13 @@ def _status(status: str) -> str:
 
 
 def _progress(run: dict[str, Any]) -> str:
+    """Steps done, and what a running run's process is doing where the count alone says nothing (loading the model,
+    evaluating, saving…)."""
     progress = run["progress"]
     total = progress.get("total_steps")
-    return f"{progress['current_step']}/{total}" if total else str(progress["current_step"])
+    steps = f"{progress['current_step']}/{total}" if total else str(progress["current_step"])
+    phase = progress.get("phase")
+    return f"{steps} {phase.replace('_', ' ')}" if phase and phase != "training" else steps
 
 
 def list_runs(ctx: Context) -> None:
