@@ -76,7 +76,7 @@ def test_launch_watch_clone_and_compare(page, api, worker, sample_dataset):
     # The per-run table crowns nothing; the fair one (cells: method × the params that differ) ranks beyond the noise.
     assert page.locator('[data-testid="cost-table"] .best').count() == 0
     fair = page.wait_for_selector('[data-testid="fair-cost-table"]')
-    cells = fair.eval_on_selector_all("tbody tr", "rows => rows.map(r => r.dataset.cell)")
+    cells = fair.eval_on_selector_all("tbody tr[data-cell]", "rows => rows.map(r => r.dataset.cell)")
     assert sorted(cells) == ["lora · learning_rate=0.002", "lora · learning_rate=0.005"]
     assert page.locator('[data-testid="fair-cost-table"] [data-best]').count() >= 1
     screenshot(page, "compare-page")

@@ -10,6 +10,7 @@ import { useCancelRun } from "../features/runs/api/mutations";
 import { methodsQueryOptions, modelsQueryOptions, runsQueryOptions } from "../features/runs/api/queries";
 import { BulkActions } from "../features/runs/components/BulkActions";
 import { ColumnChooser } from "../features/runs/components/ColumnChooser";
+import { GroupBySelect } from "../features/runs/components/GroupBySelect";
 import { RunsFilters } from "../features/runs/components/RunsFilters";
 import { RunsTable } from "../features/runs/components/RunsTable";
 import {
@@ -26,6 +27,8 @@ import {
 import type { RunsView } from "../features/runs/components/runsView";
 
 const PAGE_SIZE = 50;
+// Groups are over one page's runs: a grouped page takes as many as the API lists at once.
+const GROUPED_PAGE_SIZE = 200;
 const MAX_COMPARE = 20;
 
 export function RunsPage() {
@@ -42,7 +45,7 @@ export function RunsPage() {
   const cursor = cursors[cursors.length - 1];
 
   const runs = useQuery({
-    ...runsQueryOptions({ ...runsFilter(view, cursor, PAGE_SIZE), project_id: projectId }),
+    ...runsQueryOptions({ ...runsFilter(view, cursor, view.group ? GROUPED_PAGE_SIZE : PAGE_SIZE), project_id: projectId }),
     // Keep the page on screen while a filter or page changes, but never show another project's runs.
     placeholderData: (previous, previousQuery) => (previousQuery?.queryKey[2].project_id === projectId ? previous : undefined),
   });
@@ -135,7 +138,16 @@ export function RunsPage() {
             methods={methods.data?.methods ?? []}
             models={models.data?.data ?? []}
           />
-          <ColumnChooser view={view} onChange={setView} runs={page?.data ?? []} />
+          <div className="runs-group-controls">
+            <ColumnChooser view={view} onChange={setView} runs={page?.data ?? []} projectId={projectId} />
+            <GroupBySelect view={view} onChange={setView} runs={page?.data ?? []} />
+            {view.group && page && page.data.length > 0 && (
+              <span className="help" data-testid="runs-group-note">
+                Groups of the {page.data.length} {page.data.length === 1 ? "run" : "runs"} on this page
+                {page.count > page.data.length && ` — of ${page.count} matching; each page is grouped on its own`}
+              </span>
+            )}
+          </div>
           {editor && selected.size > 0 && (
             <BulkActions
               selectedIds={[...selected]}
@@ -149,7 +161,7 @@ export function RunsPage() {
           {page && page.data.length === 0 && (
             <div className="empty-state">
               <h3>No runs match these filters</h3>
-              <button type="button" onClick={() => setView({ ...DEFAULT_VIEW, columns: view.columns, sort: view.sort, order: view.order })}>
+              <button type="button" onClick={() => setView({ ...DEFAULT_VIEW, columns: view.columns, group: view.group, sort: view.sort, order: view.order })}>
                 Clear filters
               </button>
             </div>

@@ -14,6 +14,8 @@ export type RunsFilter = {
   tag?: string[];
   param?: string[];
   metric?: string[];
+  /** Logged metric keys to answer in each run's `metric_columns` (last, min, max); at most 20. */
+  metric_column?: string[];
   sort?: "queued_at" | "name" | "status" | "method" | "best_eval_loss" | "tokens_per_second" | "wall_time_s";
   order?: "asc" | "desc";
   limit?: number;
@@ -31,6 +33,7 @@ export const runKeys = {
   all: ["runs"] as const,
   list: (filter: RunsFilter) => ["runs", "list", filter] as const,
   detail: (runId: number) => ["runs", "detail", runId] as const,
+  metricKeys: (projectId: number | undefined) => ["runs", "metric-keys", projectId ?? null] as const,
 };
 
 export function runsQueryOptions(filter: RunsFilter) {
@@ -39,6 +42,17 @@ export function runsQueryOptions(filter: RunsFilter) {
     queryFn: async ({ signal }) => unwrap(await api.GET("/api/v1/runs", { params: { query: filter }, signal })),
     // Live badges and progress without a socket per row: poll while anything listed is still moving.
     refetchInterval: (query) => (query.state.data?.data.some((run) => !isFinished(run)) ? 2_000 : false),
+  });
+}
+
+/** The metric keys the project's runs logged (system/* last): the logged-metric columns the runs table can show. */
+export function metricKeysQueryOptions(projectId: number | undefined) {
+  return queryOptions({
+    queryKey: runKeys.metricKeys(projectId),
+    queryFn: async ({ signal }) =>
+      unwrap(await api.GET("/api/v1/metric-keys", { params: { query: { project_id: projectId } }, signal })),
+    // New keys appear as runs log them; a minute old is fresh enough for a column chooser.
+    staleTime: 60_000,
   });
 }
 
