@@ -4,6 +4,8 @@ import { ErrorBox, Loading } from "../components/ui/ui";
 import { canEdit } from "../features/auth/roles";
 import { useSession } from "../features/auth/session";
 import { allDatasetsQueryOptions } from "../features/datasets/api/queries";
+import { queuesQueryOptions } from "../features/launch/api/queues";
+import { queueLabel } from "../features/launch/launchChoice";
 import { methodsQueryOptions, modelsQueryOptions } from "../features/runs/api/queries";
 import { StudyForm } from "../features/studies";
 
@@ -13,9 +15,10 @@ export function NewStudyPage() {
   const project = session.me.projects.find((p) => p.project_id === projectId);
   const methods = useQuery(methodsQueryOptions());
   const models = useQuery(modelsQueryOptions());
+  const queues = useQuery(queuesQueryOptions());
   const datasets = useQuery({ ...allDatasetsQueryOptions(projectId), enabled: projectId !== undefined });
-  const error = methods.error ?? models.error ?? datasets.error;
-  const ready = methods.data && models.data && datasets.data;
+  const error = methods.error ?? models.error ?? queues.error ?? datasets.error;
+  const ready = methods.data && models.data && queues.data && datasets.data;
   const allowed = canEdit(session.roleIn(projectId));
   return (
     <>
@@ -33,12 +36,14 @@ export function NewStudyPage() {
           Launching a study needs the editor role in the project.
         </div>
       )}
-      {!error && !ready && allowed && <Loading what="methods, models and datasets" />}
+      {!error && !ready && allowed && <Loading what="methods, models, queues and datasets" />}
       {ready && allowed && (
         <StudyForm
           key={projectId}
           projectId={projectId}
           catalog={{ objectives: methods.data.objectives, methods: methods.data.methods, models: models.data.data, datasets: datasets.data.data }}
+          // Labelled as the run launch form labels them: name, workers seen now, default.
+          queues={queues.data.data.map((queue) => ({ ...queue, label: queueLabel(queue) }))}
         />
       )}
     </>

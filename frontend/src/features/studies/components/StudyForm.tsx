@@ -1,12 +1,27 @@
-// The study form: one base model and dataset, several methods, an optional grid, seeds and one budget for all.
-import { useMemo, useState } from "react";
-import type { FormEvent } from "react";
-import { useNavigate } from "react-router";
+// The study form: one base model (or a run's trained weights) and dataset, several methods, an optional grid over
+// their params, seeds and one budget for all; its fields labelled as the run launch form labels them.
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { FormEvent, MouseEvent, ReactNode } from "react";
+import { Link, useNavigate } from "react-router";
 
 import { ApiError } from "../../../api/client";
 import type { Dataset, Schemas } from "../../../api/client";
-import { Card, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
+import { Card, ErrorBox } from "../../../components/ui/ui";
+import { runsQueryOptions } from "../../runs";
 import { useCreateStudy } from "../api/queries";
+import {
+  boundsText,
+  checkGrid,
+  gridParamLabel,
+  gridParams,
+  methodDefaults,
+  paramNamesOf,
+  parseSharedValue,
+  sharedParams,
+  valuesHint,
+  type ParamSpec,
+} from "../gridParams";
 import { countRuns, gridOf, parseSeeds, type GridRow } from "../plan";
 
 export type StudyCatalog = {
@@ -16,191 +31,489 @@ export type StudyCatalog = {
   datasets: Dataset[];
 };
 
+/** A training queue the server declares (GET /queues), with the launch form's label for it. */
+export type StudyQueue = Schemas["QueuePublic"] & { label: string };
+
 const MAX_RUNS = 48;
 const GRID_ROWS = 3;
+// The succeeded runs of the project a study may start from, newest first.
+const BASE_RUNS_LISTED = 100;
 
-function paramNames(method: Schemas["MethodPublic"] | undefined): string[] {
-  const schema = method?.params_schema as { properties?: Record<string, unknown> } | undefined;
-  return Object.keys(schema?.properties ?? {});
+/** Datasets an objective can train on, bundled ones first (as the launch form lists them). */
+function datasetsFor(catalog: StudyCatalog, objective: string): Dataset[] {
+  const formats = catalog.objectives.find((o) => o.name === objective)?.dataset_formats ?? [];
+  return catalog.datasets.filter((d) => formats.includes(d.format)).sort((a, b) => Number(b.bundled) - Number(a.bundled));
 }
 
-export function StudyForm({ catalog, projectId }: { catalog: StudyCatalog; projectId: number | undefined }) {
+const asText = (value: unknown) => (value === null || value === undefined ? "" : String(value));
+
+export function StudyForm({ catalog, queues, projectId }: { catalog: StudyCatalog; queues: StudyQueue[]; projectId: number | undefined }) {
   const navigate = useNavigate();
   const create = useCreateStudy();
-  const available = catalog.models.filter((m) => m.available);
+  const startable = useQuery({
+    ...runsQueryOptions({ project_id: projectId, status: ["succeeded"], limit: BASE_RUNS_LISTED }),
+    enabled: projectId !== undefined,
+  });
+  // A run logged from outside Tunelab has no weights here to start from.
+  const baseRuns = useMemo(() => (startable.data?.data ?? []).filter((run) => !run.external), [startable.data]);
+
   const [name, setName] = useState("");
-  const [objective, setObjective] = useState("sft");
-  const [model, setModel] = useState(available[0]?.name ?? "");
-  const formats = catalog.objectives.find((o) => o.name === objective)?.dataset_formats ?? [];
-  const datasets = catalog.datasets.filter((d) => formats.includes(d.format));
-  const [datasetId, setDatasetId] = useState<number | undefined>(datasets[0]?.id);
-  const methods = catalog.methods.filter((m) => m.objectives.includes(objective) && !m.requires_cuda);
+  const [objectiveName, setObjectiveName] = useState(() =>
+    catalog.objectives.some((o) => o.name === "sft") ? "sft" : (catalog.objectives[0]?.name ?? ""),
+  );
+  const [modelName, setModelName] = useState(() => catalog.models.find((m) => m.available)?.name ?? "");
+  const [baseRunId, setBaseRunId] = useState("");
+  const [datasetId, setDatasetId] = useState(() => String(datasetsFor(catalog, objectiveName)[0]?.id ?? ""));
+  const [queueName, setQueueName] = useState(() => (queues.find((q) => q.default) ?? queues[0])?.name ?? "");
   const [picked, setPicked] = useState<string[]>([]);
-  const [grid, setGrid] = useState<GridRow[]>(Array.from({ length: GRID_ROWS }, () => ({ param: "", values: "" })));
+  const [rows, setRows] = useState<GridRow[]>(() => Array.from({ length: GRID_ROWS }, () => ({ param: "", values: "" })));
   const [seedsText, setSeedsText] = useState("42");
   const [budgetKind, setBudgetKind] = useState<"max_steps" | "train_tokens">("max_steps");
   const [budget, setBudget] = useState("20");
-  const [maxLength, setMaxLength] = useState("128");
-  const [batchSize, setBatchSize] = useState("4");
-  const [evalSplit, setEvalSplit] = useState("0.2");
+  /** Shared params as typed; the others show their defaults for the picked methods and model. */
+  const [sharedEdited, setSharedEdited] = useState<Record<string, string>>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [topError, setTopError] = useState<unknown>(null);
+  // After a refused launch focus lands on the summary of what to fix; each refusal counts, so the same one twice
+  // focuses it again.
+  const [failedSubmits, setFailedSubmits] = useState(0);
+  const summaryRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (failedSubmits > 0) summaryRef.current?.focus();
+  }, [failedSubmits]);
+
+  const objective = catalog.objectives.find((o) => o.name === objectiveName);
+  const methods = catalog.methods.filter((m) => m.objectives.includes(objectiveName));
+  const pickedMethods = useMemo(
+    () => picked.flatMap((p) => catalog.methods.find((m) => m.name === p) ?? []),
+    [picked, catalog.methods],
+  );
+  const datasets = datasetsFor(catalog, objectiveName);
+  const baseRun = baseRuns.find((run) => String(run.id) === baseRunId);
+  // From a run, the model is the one its weights were trained from: the server takes it from the run.
+  const shownModel = baseRun?.model ?? modelName;
+  const model = catalog.models.find((m) => m.name === shownModel);
+  const unavailable = baseRun ? [] : catalog.models.filter((m) => !m.available);
+  const modelOptions = model || !shownModel ? catalog.models : [...catalog.models, { name: shownModel, title: shownModel, available: true }];
+  const queue = queues.find((q) => q.name === queueName);
+  const inTokens = budgetKind === "train_tokens";
+
+  const params = useMemo(
+    () => gridParams(objective, pickedMethods, (method) => methodDefaults(method, model, objective)),
+    [objective, pickedMethods, model],
+  );
+  // The shared params are labelled and bounded by the picked methods' schema (any of the objective's before a pick).
+  const sharedFrom = pickedMethods.length > 0 ? pickedMethods : methods;
+  const shared = sharedParams(objective, sharedFrom);
+  const sharedDefaults = sharedFrom[0] ? methodDefaults(sharedFrom[0], model, objective) : {};
+  const sharedValue = (spec: ParamSpec) => sharedEdited[spec.name] ?? asText(spec.name in sharedDefaults ? sharedDefaults[spec.name] : spec.default);
+  const griddedRow = (param: string) => rows.findIndex((row) => row.param === param);
 
   const seeds = parseSeeds(seedsText);
-  const gridValues = gridOf(grid);
-  const runCount = useMemo(
-    () =>
-      countRuns(picked, gridValues, seeds?.length ?? 0, (methodName) =>
-        paramNames(catalog.methods.find((m) => m.name === methodName)),
-      ),
-    [picked, gridValues, seeds, catalog.methods],
+  const countedGrid = gridOf(rows);
+  const runCount = countRuns(picked, countedGrid, seeds?.length ?? 0, (methodName) =>
+    paramNamesOf(catalog.methods.find((m) => m.name === methodName), objective),
   );
 
-  const toggle = (method: string) =>
-    setPicked((current) => (current.includes(method) ? current.filter((m) => m !== method) : [...current, method]));
+  const known = [
+    "name", "objective", "base_run", "model", "dataset_id", "queue", "methods", "grid", "seeds", `budget.${budgetKind}`,
+    ...rows.map((_, index) => `grid.${index}`),
+    ...shared.map((spec) => `params.${spec.name}`),
+  ];
+  // Each error at the input it names, else the longest rendered path it starts with (`seeds.0` → `seeds`).
+  const byLength = [...known].sort((a, b) => b.length - a.length);
+  const byField: Record<string, string> = {};
+  const unmatched: string[] = [];
+  for (const [path, message] of Object.entries(errors)) {
+    const target = byLength.find((field) => path === field || path.startsWith(`${field}.`));
+    if (target) byField[target] ??= message;
+    else unmatched.push(message);
+  }
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const clearError = (path: string) =>
+    setErrors((current) => {
+      if (!(path in current)) return current;
+      const { [path]: _removed, ...rest } = current;
+      return rest;
+    });
+
+  const changeObjective = (next: string) => {
+    clearError("objective");
+    setObjectiveName(next);
+    const fits = datasetsFor(catalog, next);
+    setDatasetId((current) => (fits.some((d) => String(d.id) === current) ? current : String(fits[0]?.id ?? "")));
+    setPicked((current) => current.filter((p) => catalog.methods.find((m) => m.name === p)?.objectives.includes(next)));
+  };
+
+  const toggle = (method: string) => {
+    clearError("methods");
+    setPicked((current) => (current.includes(method) ? current.filter((m) => m !== method) : [...current, method]));
+  };
+
+  const editRow = (index: number, change: Partial<GridRow>) => {
+    clearError(`grid.${index}`);
+    setRows((current) => current.map((row, i) => (i === index ? { ...row, ...change } : row)));
+  };
+
+  const focusField = (event: MouseEvent, path: string) => {
+    const field = document.getElementById(`field-${path}`);
+    if (!field) return;
+    event.preventDefault();
+    field.focus();
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (create.isPending) return;
     const local: Record<string, string> = {};
     if (!name.trim()) local.name = "Give the study a name";
     if (picked.length === 0) local.methods = "Pick at least one method";
+    if (!baseRun && !modelName) local.model = "Choose a model";
+    if (!datasetId) local.dataset_id = "Pick a dataset";
     if (seeds === null || seeds.length === 0) local.seeds = "Whole numbers separated by commas, e.g. 1, 2, 3";
     const budgetValue = Number(budget);
     if (!Number.isInteger(budgetValue) || budgetValue < 1) local[`budget.${budgetKind}`] = "A whole number of at least 1";
-    if (datasetId === undefined) local.dataset_id = "Pick a dataset";
-    setErrors(local);
-    if (Object.keys(local).length > 0 || seeds === null || datasetId === undefined) return;
+    const checked = checkGrid(rows, params, inTokens);
+    for (const [index, message] of Object.entries(checked.errors)) local[`grid.${index}`] = message;
+    const sharedValues: Record<string, number> = {};
+    for (const spec of shared) {
+      // A param the grid varies is the grid's, not shared: the API refuses it in both.
+      if (griddedRow(spec.name) >= 0) continue;
+      const parsed = parseSharedValue(spec, sharedValue(spec));
+      if ("error" in parsed) local[`params.${spec.name}`] = parsed.error;
+      else sharedValues[spec.name] = parsed.value;
+    }
     setTopError(null);
+    setErrors(local);
+    if (Object.keys(local).length > 0 || seeds === null) {
+      setFailedSubmits((count) => count + 1);
+      return;
+    }
     create.mutate(
       {
         project_id: projectId ?? null,
         name: name.trim(),
-        model,
-        dataset_id: datasetId,
-        objective,
+        objective: objectiveName,
+        // From a run, the server takes its base model.
+        ...(baseRun ? { base_run: baseRun.id } : { model: modelName }),
+        dataset_id: Number(datasetId),
+        queue: queue?.name ?? null,
         methods: picked,
-        grid: gridValues,
+        grid: checked.grid,
         seeds,
         budget: budgetKind === "max_steps" ? { max_steps: budgetValue } : { train_tokens: budgetValue },
-        params: {
-          max_length: Number(maxLength),
-          per_device_train_batch_size: Number(batchSize),
-          eval_split: Number(evalSplit),
-          ...Object.fromEntries(Object.keys(gridValues).map((p) => [p, undefined])),
-        },
+        params: sharedValues,
       },
       {
         onSuccess: (detail) => navigate(`/studies/${detail.study.id}`),
         onError: (error) => {
           const fields = error instanceof ApiError ? error.fieldErrors() : {};
-          const byField: Record<string, string> = {};
+          const mapped: Record<string, string> = {};
           for (const [field, message] of Object.entries(fields)) {
-            // A grid param's error shows at its row; other fields at their own input.
-            const gridRow = grid.findIndex((row) => `grid.${row.param.trim()}` === field);
-            byField[gridRow >= 0 ? `grid.${gridRow}` : field] = error instanceof ApiError ? error.message : message;
+            // A grid param's error shows at its row; other fields at their own input. The message names the
+            // combination that failed (method, grid values, seed).
+            const row = rows.findIndex((r) => r.param !== "" && `grid.${r.param}` === field);
+            mapped[row >= 0 ? `grid.${row}` : field] = error instanceof ApiError ? error.message : message;
           }
-          setErrors(byField);
-          const shown = Object.keys(byField).some((field) => FORM_FIELDS.has(field.replace(/\.\d+$/, "")));
-          if (!shown) setTopError(error);
+          setErrors(mapped);
+          setTopError(Object.keys(mapped).length > 0 ? null : error);
+          setFailedSubmits((count) => count + 1);
         },
       },
     );
   };
 
+  const fieldErrors = Object.entries(byField);
+  const baseRunHelp = baseRun ? (
+    <>
+      Every run trains on top of <Link to={`/runs/${baseRun.id}`}>run #{baseRun.id} {baseRun.name}</Link>'s trained weights and
+      tokenizer.
+    </>
+  ) : startable.isPending && projectId !== undefined ? (
+    "Loading the project's succeeded runs…"
+  ) : startable.error ? (
+    `The project's runs could not be listed: ${startable.error.message}`
+  ) : baseRuns.length === 0 ? (
+    "No succeeded run in this project yet: every run starts from the base model."
+  ) : (
+    "A succeeded run of this project: every run of the study trains on top of its weights (e.g. methods compared after an SFT run)."
+  );
+
   return (
     <form className="study-form" onSubmit={submit} data-testid="study-form" noValidate>
+      <div ref={summaryRef} tabIndex={-1} className="error-summary-anchor">
+        {failedSubmits > 0 && fieldErrors.length > 0 && (
+          <div className="error-box" role="alert" data-testid="study-error-summary">
+            The study was not launched: {fieldErrors.length === 1 ? "one field needs" : `${fieldErrors.length} fields need`} attention ·{" "}
+            {fieldErrors.map(([path, message], index) => (
+              <span key={path}>
+                {index > 0 && " · "}
+                <a href={`#field-${path}`} onClick={(event) => focusField(event, path)}>
+                  {summaryLabel(path, rows)}
+                </a>
+                : {message.replace(/^[\w.]+: /, "")}
+              </span>
+            ))}
+          </div>
+        )}
+        {unmatched.length > 0 && <ErrorBox error={[...new Set(unmatched)].join(" · ")} testId="study-form-error" />}
+        {topError !== null && <ErrorBox error={topError} testId="study-form-error" />}
+      </div>
+
       <Card title="What to compare">
-        <Field name="name" label="Study name" error={errors.name}>
-          <input {...fieldProps("name", errors.name)} value={name} onChange={(e) => setName(e.target.value)} />
-        </Field>
-        <Field name="objective" label="Objective" error={errors.objective}>
-          <select {...fieldProps("objective", errors.objective)} value={objective} onChange={(e) => setObjective(e.target.value)}>
-            {catalog.objectives.map((o) => (
-              <option key={o.name} value={o.name}>{o.name}</option>
-            ))}
-          </select>
-        </Field>
-        <Field name="model" label="Base model" error={errors.model}>
-          <select {...fieldProps("model", errors.model)} value={model} onChange={(e) => setModel(e.target.value)}>
-            {available.map((m) => (
-              <option key={m.name} value={m.name}>{m.name}</option>
-            ))}
-          </select>
-        </Field>
-        <Field name="dataset_id" label="Dataset" error={errors.dataset_id}>
-          <select
-            {...fieldProps("dataset_id", errors.dataset_id)}
-            value={datasetId ?? ""}
-            onChange={(e) => setDatasetId(Number(e.target.value))}
+        <div className="form-grid">
+          <TopField name="name" label="Study name" error={byField.name} help="Each run is named <study> · <method>, <grid values>, seed <n>">
+            <input
+              {...inputProps("name", byField.name)}
+              type="text"
+              value={name}
+              onChange={(e) => {
+                clearError("name");
+                setName(e.target.value);
+              }}
+            />
+          </TopField>
+          <TopField name="objective" label="Objective" error={byField.objective} help={objective?.description}>
+            <select {...inputProps("objective", byField.objective)} value={objectiveName} onChange={(e) => changeObjective(e.target.value)}>
+              {catalog.objectives.map((o) => (
+                <option key={o.name} value={o.name}>
+                  {o.title}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField name="base_run" label="Start every run from" error={byField.base_run} help={baseRunHelp}>
+            <select
+              {...inputProps("base_run", byField.base_run)}
+              value={baseRunId}
+              onChange={(e) => {
+                clearError("base_run");
+                clearError("model");
+                setBaseRunId(e.target.value);
+              }}
+            >
+              <option value="">The base model's own weights</option>
+              {baseRuns.map((run) => (
+                <option key={run.id} value={String(run.id)}>
+                  #{run.id} {run.name} · {run.objective} · {run.method} · {run.model}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField
+            name="model"
+            label="Base model"
+            error={byField.model}
+            help={
+              <>
+                {baseRun && (
+                  <span data-testid="model-fixed">
+                    Fixed: the runs start from run #{baseRun.id}'s trained weights, which fit no other model.{" "}
+                  </span>
+                )}
+                {model && <span>{model.description}</span>}
+                {unavailable.map((m) => (
+                  <span key={m.name} className="unavailable-model">
+                    {" "}
+                    {m.title} is not on this server{m.how_to_get && <>: get it with <code>{m.how_to_get}</code></>}.
+                  </span>
+                ))}
+              </>
+            }
           >
-            {datasets.map((d) => (
-              <option key={d.id} value={d.id}>{d.name} ({d.format}, {d.row_count} rows)</option>
-            ))}
-          </select>
-        </Field>
-        <fieldset className="field" data-testid="study-methods">
+            <select
+              {...inputProps("model", byField.model)}
+              value={shownModel}
+              disabled={baseRun !== undefined}
+              onChange={(e) => {
+                clearError("model");
+                setModelName(e.target.value);
+              }}
+            >
+              {!shownModel && <option value="">—</option>}
+              {modelOptions.map((m) => (
+                <option key={m.name} value={m.name} disabled={!m.available}>
+                  {m.title}
+                  {m.available ? "" : " (unavailable)"}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField
+            name="dataset_id"
+            label="Dataset"
+            error={byField.dataset_id}
+            help={
+              <>
+                Formats: {objective?.dataset_formats.join(", ")}. <Link to="/datasets">Upload a dataset</Link>
+              </>
+            }
+          >
+            <select
+              {...inputProps("dataset_id", byField.dataset_id)}
+              value={datasetId}
+              onChange={(e) => {
+                clearError("dataset_id");
+                setDatasetId(e.target.value);
+              }}
+            >
+              {datasetId === "" && <option value="">—</option>}
+              {datasets.map((d) => (
+                <option key={d.id} value={String(d.id)}>
+                  {d.name} · {d.format} · {d.row_count} rows{d.bundled ? " · bundled" : ""}
+                </option>
+              ))}
+            </select>
+          </TopField>
+          <TopField
+            name="queue"
+            label="Queue"
+            error={byField.queue}
+            help="The training queues this server declares, with the workers seen on each now; a run waits for one."
+          >
+            <select
+              {...inputProps("queue", byField.queue)}
+              value={queue?.name ?? ""}
+              onChange={(e) => {
+                clearError("queue");
+                setQueueName(e.target.value);
+              }}
+            >
+              {queues.map((q) => (
+                <option key={q.name} value={q.name}>
+                  {q.label}
+                </option>
+              ))}
+            </select>
+          </TopField>
+        </div>
+        <fieldset className="field" data-testid="study-methods" id="field-methods" tabIndex={-1}>
           <legend>Methods</legend>
           {methods.map((m) => (
-            <label key={m.name} className="checkbox-label">
+            <label key={m.name} className="checkbox-label" title={m.description}>
               <input type="checkbox" name="methods" value={m.name} checked={picked.includes(m.name)} onChange={() => toggle(m.name)} />
-              {m.title ?? m.name}
+              {m.title}
+              {m.requires_cuda ? " (CUDA GPU queues only)" : ""}
             </label>
           ))}
-          {errors.methods && (
-            <div className="field-error" data-testid="field-error-methods">{errors.methods}</div>
+          {byField.methods && (
+            <div className="field-error" data-testid="field-error-methods">
+              {byField.methods}
+            </div>
           )}
         </fieldset>
       </Card>
+
       <Card title="Grid (optional)">
-        <p className="help">Up to three params, each with comma-separated values (e.g. r: 4, 8, 16). A method gets the cells of the params it has.</p>
-        {grid.map((row, index) => (
-          <div className="grid-row" key={index}>
-            <Field name={`grid-param-${index}`} label={`Param ${index + 1}`}>
-              <input
-                {...fieldProps(`grid-param-${index}`)}
-                placeholder="e.g. learning_rate"
-                value={row.param}
-                onChange={(e) => setGrid((rows) => rows.map((r, i) => (i === index ? { ...r, param: e.target.value } : r)))}
-              />
-            </Field>
-            <Field name={`grid.${index}`} label="Values" error={errors[`grid.${index}`]}>
-              <input
-                {...fieldProps(`grid.${index}`, errors[`grid.${index}`])}
-                placeholder="e.g. 1e-4, 3e-4"
-                value={row.values}
-                onChange={(e) => setGrid((rows) => rows.map((r, i) => (i === index ? { ...r, values: e.target.value } : r)))}
-              />
-            </Field>
+        <p className="help">
+          Up to three params of the picked methods, each with comma-separated values; a method gets the cells of the params
+          it has. The budget, seed and eval split are the study's own. Batch size, gradient accumulation, max length and
+          processes change the tokens of a step: to vary them, give the budget in training tokens, so that every run
+          trains on the same number of tokens.
+        </p>
+        {byField.grid && (
+          <div className="field-error" id="field-grid" tabIndex={-1} data-testid="field-error-grid">
+            {byField.grid}
           </div>
-        ))}
+        )}
+        {rows.map((row, index) => {
+          const param = params.find((p) => p.name === row.param);
+          const error = byField[`grid.${index}`];
+          return (
+            <div className="grid-row" key={index}>
+              <TopField name={`grid-param-${index}`} label={`Param ${index + 1}`} help={param?.description}>
+                <select {...inputProps(`grid-param-${index}`)} value={row.param} onChange={(e) => editRow(index, { param: e.target.value })}>
+                  <option value="">{params.length > 0 ? "—" : "— (pick methods first)"}</option>
+                  {row.param !== "" && !param && <option value={row.param}>{row.param} (no picked method has it)</option>}
+                  {params.map((p) => (
+                    <option key={p.name} value={p.name} disabled={p.needsTokenBudget && !inTokens}>
+                      {gridParamLabel(p, inTokens)}
+                    </option>
+                  ))}
+                </select>
+              </TopField>
+              <TopField name={`grid.${index}`} label={`Values ${index + 1}`} error={error} help={param ? valuesHint(param) : "Comma-separated"}>
+                <input
+                  {...inputProps(`grid.${index}`, error)}
+                  type="text"
+                  spellCheck={false}
+                  placeholder={param ? valuesHint(param) : "e.g. 4, 8, 16"}
+                  value={row.values}
+                  onChange={(e) => editRow(index, { values: e.target.value })}
+                />
+              </TopField>
+            </div>
+          );
+        })}
       </Card>
+
       <Card title="Matched budget">
-        <Field name="seeds" label="Seeds" error={errors.seeds} help="Every cell is trained once per seed (1 to 5 seeds)">
-          <input {...fieldProps("seeds", errors.seeds)} value={seedsText} onChange={(e) => setSeedsText(e.target.value)} />
-        </Field>
-        <Field name="budget-kind" label="Budget in">
-          <select {...fieldProps("budget-kind")} value={budgetKind} onChange={(e) => setBudgetKind(e.target.value as "max_steps" | "train_tokens")}>
-            <option value="max_steps">optimizer steps</option>
-            <option value="train_tokens">training tokens</option>
-          </select>
-        </Field>
-        <Field name={`budget.${budgetKind}`} label={budgetKind === "max_steps" ? "Steps per run" : "Tokens per run"} error={errors[`budget.${budgetKind}`]}>
-          <input {...fieldProps(`budget.${budgetKind}`, errors[`budget.${budgetKind}`])} value={budget} onChange={(e) => setBudget(e.target.value)} inputMode="numeric" />
-        </Field>
-        <Field name="params.max_length" label="Max length (tokens)" error={errors["params.max_length"]}>
-          <input {...fieldProps("params.max_length", errors["params.max_length"])} value={maxLength} onChange={(e) => setMaxLength(e.target.value)} inputMode="numeric" />
-        </Field>
-        <Field name="params.per_device_train_batch_size" label="Batch size" error={errors["params.per_device_train_batch_size"]}>
-          <input {...fieldProps("params.per_device_train_batch_size", errors["params.per_device_train_batch_size"])} value={batchSize} onChange={(e) => setBatchSize(e.target.value)} inputMode="numeric" />
-        </Field>
-        <Field name="params.eval_split" label="Eval fraction" error={errors["params.eval_split"]} help="The same held-out rows for every run (the dataset's split seed)">
-          <input {...fieldProps("params.eval_split", errors["params.eval_split"])} value={evalSplit} onChange={(e) => setEvalSplit(e.target.value)} inputMode="decimal" />
-        </Field>
+        <div className="form-grid">
+          <TopField name="seeds" label="Seeds" error={byField.seeds} help="Every cell is trained once per seed (1 to 5 seeds)">
+            <input
+              {...inputProps("seeds", byField.seeds)}
+              type="text"
+              value={seedsText}
+              onChange={(e) => {
+                clearError("seeds");
+                setSeedsText(e.target.value);
+              }}
+            />
+          </TopField>
+          <TopField
+            name="budget-kind"
+            label="Budget in"
+            help="Training tokens keep the budget matched when the grid varies the batch size or max length"
+          >
+            <select {...inputProps("budget-kind")} value={budgetKind} onChange={(e) => setBudgetKind(e.target.value as "max_steps" | "train_tokens")}>
+              <option value="max_steps">optimizer steps</option>
+              <option value="train_tokens">training tokens</option>
+            </select>
+          </TopField>
+          <TopField
+            name={`budget.${budgetKind}`}
+            label={inTokens ? "Tokens per run" : "Steps per run"}
+            error={byField[`budget.${budgetKind}`]}
+            help={
+              inTokens
+                ? "Each run's steps: tokens ÷ (batch size × accumulation × processes × max length), rounded up"
+                : "Optimizer steps of every run"
+            }
+          >
+            <input
+              {...inputProps(`budget.${budgetKind}`, byField[`budget.${budgetKind}`])}
+              type="text"
+              inputMode="numeric"
+              value={budget}
+              onChange={(e) => {
+                clearError(`budget.${budgetKind}`);
+                setBudget(e.target.value);
+              }}
+            />
+          </TopField>
+          {shared.map((spec) => {
+            const row = griddedRow(spec.name);
+            return (
+              <SharedParamField
+                key={spec.name}
+                spec={spec}
+                value={row >= 0 ? "" : sharedValue(spec)}
+                error={byField[`params.${spec.name}`]}
+                variedInRow={row >= 0 ? row : undefined}
+                onChange={(value) => {
+                  clearError(`params.${spec.name}`);
+                  setSharedEdited((current) => ({ ...current, [spec.name]: value }));
+                }}
+              />
+            );
+          })}
+        </div>
       </Card>
-      {topError !== null && <ErrorBox error={topError} testId="study-form-error" />}
+
       <div className="form-actions">
         <span className={runCount > MAX_RUNS ? "field-error" : "help"} data-testid="study-run-count">
-          {runCount} run{runCount === 1 ? "" : "s"}{runCount > MAX_RUNS ? ` (at most ${MAX_RUNS})` : ""}
+          {runCount} run{runCount === 1 ? "" : "s"}
+          {runCount > MAX_RUNS ? ` (at most ${MAX_RUNS})` : ""}
         </span>
         <button type="submit" className="primary" disabled={create.isPending || runCount > MAX_RUNS} data-testid="launch-study">
           {create.isPending ? "Launching…" : `Launch ${runCount} run${runCount === 1 ? "" : "s"}`}
@@ -210,7 +523,85 @@ export function StudyForm({ catalog, projectId }: { catalog: StudyCatalog; proje
   );
 }
 
-const FORM_FIELDS = new Set([
-  "name", "objective", "model", "dataset_id", "methods", "grid", "seeds", "budget.max_steps", "budget.train_tokens",
-  "params.max_length", "params.per_device_train_batch_size", "params.eval_split",
-]);
+/** How the error summary names a field: a grid row by its number, the rest by their path. */
+function summaryLabel(path: string, rows: readonly GridRow[]): string {
+  const row = /^grid\.(\d+)$/.exec(path);
+  if (!row) return path;
+  const param = rows[Number(row[1])]?.param;
+  return `grid row ${Number(row[1]) + 1}${param ? ` (${param})` : ""}`;
+}
+
+// The launch form's field layout (LaunchForm's TopField and inputProps, which features/launch does not export).
+function inputProps(name: string, error?: string) {
+  return {
+    id: `field-${name}`,
+    name,
+    "aria-invalid": error ? true : undefined,
+    "aria-describedby": `field-${name}-help${error ? ` field-${name}-error` : ""}`,
+  };
+}
+
+function TopField({ name, label, error, help, children }: { name: string; label: string; error?: string; help?: ReactNode; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={`field-${name}`}>{label}</label>
+      {children}
+      {error && (
+        <div className="field-error" id={`field-${name}-error`} data-testid={`field-error-${name}`}>
+          {error}
+        </div>
+      )}
+      <div className="help" id={`field-${name}-help`}>
+        {help}
+      </div>
+    </div>
+  );
+}
+
+/** A shared param's number input, titled, described and bounded by its schema as the launch form's are. */
+function SharedParamField({
+  spec,
+  value,
+  error,
+  variedInRow,
+  onChange,
+}: {
+  spec: ParamSpec;
+  value: string;
+  error?: string;
+  /** The grid row that varies it: then it is not shared. */
+  variedInRow?: number;
+  onChange: (value: string) => void;
+}) {
+  const path = `params.${spec.name}`;
+  const bounds = boundsText(spec);
+  return (
+    <div className={`field field-${spec.kind}`}>
+      <label htmlFor={`field-${path}`} title={spec.name}>
+        {spec.title}
+      </label>
+      <input
+        {...inputProps(path, error)}
+        type="number"
+        inputMode={spec.kind === "integer" ? "numeric" : "decimal"}
+        min={spec.min}
+        max={spec.max}
+        step={spec.kind === "integer" ? 1 : "any"}
+        placeholder={variedInRow === undefined ? asText(spec.default) : "varied by the grid"}
+        disabled={variedInRow !== undefined}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+      />
+      {error && (
+        <div className="field-error" id={`field-${path}-error`} data-testid={`field-error-${path}`}>
+          {error}
+        </div>
+      )}
+      <div className="help" id={`field-${path}-help`}>
+        {variedInRow !== undefined ? `Varied by the grid (row ${variedInRow + 1}). ` : ""}
+        {spec.description}
+        {bounds && <span className="bounds"> ({bounds})</span>}
+      </div>
+    </div>
+  );
+}
