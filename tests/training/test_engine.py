@@ -37,6 +37,8 @@ def test_lora_trains_reports_and_its_adapter_reloads_exactly(train, assets):
     assert 0 < result.summary["trainable_params"] < result.summary["total_params"]
     assert SUMMARY_KEYS <= set(sink.summary) and sink.summary == result.summary
     assert result.summary["peak_memory_bytes"] > 0 and result.summary["tokens_per_second"] > 0
+    # The runtime's own memory, before any data or model: the part of the peak no method changes.
+    assert 0 < result.summary["runtime_rss_bytes"] < result.summary["process_peak_rss_bytes"]
     train_steps = [step for step, values, _ in sink.metrics if "train/loss" in values]
     assert train_steps == [1, 2, 3, 4]
     assert all(TRAIN_KEYS <= set(values) for _, values, _ in sink.metrics if "train/loss" in values)

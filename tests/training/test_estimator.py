@@ -31,6 +31,49 @@ def test_static_parts_equal_the_trained_tensors(train, assets, method):
     assert "cuda_peak_memory_bytes" not in summary
 
 
+def _saved_for_backward(model, sequence_length: int, batch: int) -> int:
+    """Bytes autograd keeps after a real forward of the model (weights apart, a tensor saved twice counted once)."""
+    import torch
+
+    parameters = {id(p) for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor):
+        base = tensor._base if tensor._base is not None else tensor
+        if id(base) not in parameters:
+            saved[id(base)] = max(saved.get(id(base), 0), base.numel() * base.element_size())
+        return tensor
+
+    input_ids = torch.randint(0, model.config.vocab_size, (batch, sequence_length))
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(input_ids=input_ids, labels=input_ids)
+    return sum(saved.values())
+
+
+@pytest.mark.parametrize("method", ["full", "lora", "ia3", "prompt"])
+def test_activations_are_what_autograd_saves_for_the_method_on_this_architecture(assets, method):
+    """The estimate traces the forward on the meta device with one and two layers; the real model, every layer, the
+    method applied, saves exactly that (LoRA's dropout keeps a copy of each adapted layer's input: more than full)."""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    spec = get_method(method)
+    params = params_model("sft", method).model_validate({"max_length": 24, "per_device_train_batch_size": 3})
+    estimate = estimate_memory(str(assets.tiny_model), spec, params)
+    assert estimate["activations_traced"]
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(assets.tiny_model)
+    if spec.build_peft_config is not None:
+        model = get_peft_model(model, spec.build_peft_config(params, str(assets.tiny_model)))
+    model.train()
+    sequence_length = params.max_length + int(getattr(params, "num_virtual_tokens", 0) or 0)
+    real = _saved_for_backward(model, params.max_length, params.per_device_train_batch_size)
+    assert estimate["activations_without_checkpointing_bytes"] == real, (method, sequence_length)
+    # The logits' gradient beside their log-probabilities, at the peak of the backward pass.
+    assert estimate["backward_temporaries_bytes"] == 2 * sequence_length * 3 * model.config.vocab_size * 4
+
+
 @pytest.mark.requires_gpu
 @pytest.mark.parametrize("method", ["lora", "qlora", "full"])
 def test_estimate_is_within_15_percent_of_the_cuda_peak(train, smollm2_dir, tmp_path, method):  # noqa: F811

@@ -1,6 +1,6 @@
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from tunelab.schemas.common import ResourceId
 from tunelab.schemas.devices import DevicePublic
@@ -29,9 +29,31 @@ class MemoryBreakdown(BaseModel):
                                          "the method has no adapter to disable (full DPO)")
     gradients_bytes: int
     optimizer_states_bytes: int = Field(description="AdamW: two fp32 moments per trained parameter")
-    activations_bytes: int = Field(description="With the params' gradient_checkpointing setting")
+    activations_bytes: int = Field(description="What autograd keeps for the backward pass, with the params' "
+                                   "gradient_checkpointing setting")
     activations_with_checkpointing_bytes: int
     activations_without_checkpointing_bytes: int
+    activations_traced: bool = Field(False, description="true: counted from the model's forward on the meta device "
+                                     "with the method applied (per architecture and method); false: the per-layer "
+                                     "formula of Korthikanti et al. (4-bit weights)")
+    backward_temporaries_bytes: int = Field(0, description="Allocated and freed within the backward pass (the "
+                                            "logits' gradient beside their log-probabilities): part of the peak")
+
+    @computed_field(description="Weights (and a reference model) + gradients + optimizer states")  # type: ignore[prop-decorator]
+    @property
+    def model_state_bytes(self) -> int:
+        return self.weights_bytes + self.reference_weights_bytes + self.gradients_bytes + self.optimizer_states_bytes
+
+
+class ProcessPeakEstimate(BaseModel):
+    """A CPU run's peak resident memory: what the run holds at its peak, plus the runtime's own share (interpreter,
+    torch, transformers), which no method changes and which is measured on the queue's earlier runs."""
+
+    bytes: int | None = Field(description="Runtime + the total per device; null until a run of the queue measured "
+                              "its runtime")
+    runtime_bytes: int | None = Field(description="Median RSS of the queue's earlier runs before loading any model")
+    based_on_runs: int
+    reason: str | None = Field(None, description="Why there is no estimate")
 
 
 class StrategyTotal(BaseModel):
@@ -75,4 +97,7 @@ class EstimatePublic(BaseModel):
     fits: bool | None = Field(description="Whether some worker of the queue has a device it fits on; null when no "
                               "worker of the queue reports its devices")
     warning: str | None
+    process_peak: ProcessPeakEstimate = Field(description="On a CPU: the training process's peak RSS (on a GPU "
+                                              "total_per_device_bytes is the CUDA peak, and the process's RSS is "
+                                              "mostly the runtime)")
     time: TimeEstimate

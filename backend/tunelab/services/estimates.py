@@ -18,6 +18,7 @@ from tunelab.schemas.estimates import (
     EstimateCreate,
     EstimatePublic,
     MemoryBreakdown,
+    ProcessPeakEstimate,
     QueueDevice,
     StrategyTotal,
     TimeEstimate,
@@ -63,12 +64,15 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
             optimizer_states_bytes=memory["optimizer_states_bytes"], activations_bytes=memory["activations_bytes"],
             activations_with_checkpointing_bytes=memory["activations_with_checkpointing_bytes"],
             activations_without_checkpointing_bytes=memory["activations_without_checkpointing_bytes"],
+            activations_traced=memory["activations_traced"],
+            backward_temporaries_bytes=memory["backward_temporaries_bytes"],
         ),
         per_device=[StrategyTotal(zero_stage=stage, total_bytes=size) for stage, size in memory["per_device_bytes"].items()],
         total_per_device_bytes=total,
         devices=devices,
         fits=fits,
         warning=_memory_warning(queue, total, devices, params.gradient_checkpointing),
+        process_peak=_process_peak(session, queue, total, project_ids),
         time=_time_estimate(session, settings, body, model_path, choice, params, num_processes, project_ids),
     )
 
@@ -103,6 +107,20 @@ def _memory_warning(queue: str, total: int, devices: list[QueueDevice], checkpoi
 
 def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
+
+
+def _process_peak(session: Session, queue: str, total_per_device: int, project_ids: list[int]) -> ProcessPeakEstimate:
+    details = session.scalars(
+        select(Run.summary_details)
+        .where(Run.project_id.in_(project_ids), Run.queue == queue, Run.status == RunStatus.succeeded,
+               Run.external.is_(False))
+        .order_by(Run.finished_at.desc()).limit(THROUGHPUT_RUNS))
+    measured = [d["runtime_rss_bytes"] for d in details if d and d.get("runtime_rss_bytes")]
+    if not measured:
+        return ProcessPeakEstimate(bytes=None, runtime_bytes=None, based_on_runs=0,
+                                   reason=f"no earlier succeeded run on queue {queue!r} measured the runtime's memory")
+    runtime = int(statistics.median(measured))
+    return ProcessPeakEstimate(bytes=runtime + total_per_device, runtime_bytes=runtime, based_on_runs=len(measured))
 
 
 def _time_estimate(session: Session, settings: Settings, body: EstimateCreate, model_path: Path,

@@ -181,11 +181,15 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     from transformers import PrinterCallback
 
     from tunelab.training.callbacks import GenerationEvalCallback, SinkCallback, TokensSeenRecorder
-    from tunelab.training.memory import ModelStateRecorder, model_state_bytes
+    from tunelab.training.memory import ModelStateRecorder, model_state_bytes, process_rss_bytes
     from tunelab.training.models import load_starting_model
     from tunelab.training.system_metrics import SystemMetricsRecorder
 
     started = time.perf_counter()
+    # What the process holds before any model or data (interpreter, torch, transformers, TRL): the share of its peak
+    # that no method changes, which the estimate of a CPU run's peak takes from earlier runs.
+    preload()
+    runtime_rss = process_rss_bytes()
     objective, method = get_objective(job.objective), get_method(job.method)
     check_job(job, objective, method)
     params = params_model(objective.name, method.name).model_validate(job.params)
@@ -224,7 +228,8 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     loading = method.model_loading(method, params)
     sink.phase("loading_model")
     model, tokenizer = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading)
-    data_summary = truncation_summary(objective, records, tokenizer, params.max_length)
+    data_summary: RunSummary = {**truncation_summary(objective, records, tokenizer, params.max_length),
+                                "runtime_rss_bytes": runtime_rss}
     sink.set_summary(data_summary)
     # Another rank saves a copy of its own aside (prompt tuning's text initialisation reads one as the trainer is
     # built), so that no rank reads a file rank 0 is writing.

@@ -9,28 +9,38 @@ applied: the same tensors the engine will train, without reading a weight. Bytes
 - trained parameters in fp32 (full fine-tuning keeps fp32 weights and mixed precision runs under autocast; PEFT
   upcasts adapter weights to fp32), their fp32 gradients, and AdamW's two fp32 moments plus a step count per tensor.
 
-Activations per transformer layer (Korthikanti et al. 2022), in 2-byte elements: s·b·h·(34 + 5·a·s/h) without
-recomputation, where 5·a·s/h is the attention scores, which fused attention (SDPA, FlashAttention: transformers'
-default) never stores; with gradient checkpointing the layer inputs, 2·s·b·h per layer, plus the one layer being
-recomputed. The logits come on top, s·b·V elements: in the run's dtype, their fp32 copy for the loss, the
-log-probabilities and their gradient. Data parallel with ZeRO stage 1/2/3 divides the optimizer states / + gradients
-/ + weights by the number of processes.
+Activations are what autograd saves for the backward pass, counted by running the model's forward on the meta device
+(shapes, no memory; attention as a fused kernel keeps it) with the method applied, once with one layer and once with two: the difference is one layer's,
+the rest is the embeddings, the head and the loss. So they follow the architecture (Llama's SwiGLU MLP, grouped-query
+attention, RMSNorm in fp32) and the method (a frozen linear layer keeps no input for a weight gradient; a full
+fine-tuning's does). With gradient checkpointing each layer keeps its input and one layer is recomputed at a time.
+Where the forward cannot run on the meta device (4-bit weights), the per-layer count of Korthikanti et al. (2022)
+stands in: s·b·h·(34 + 5·a·s/h) 2-byte elements, the attention scores only where the attention is not fused.
+
+The process's peak also holds what the backward pass allocates and frees (the logits' gradient beside the saved
+log-probabilities: two logits-sized fp32 tensors) and, on a CPU, the runtime's own memory (interpreter, torch,
+transformers), which the caller measures on earlier runs. Data parallel with ZeRO stage 1/2/3 divides the optimizer
+states / + gradients / + weights by the number of processes.
 """
 
 import functools
 import json
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tunelab.training.models import find_gguf
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, ObjectiveSpec, get_method
 
 if TYPE_CHECKING:
+    import torch
     from transformers import PretrainedConfig, PreTrainedModel
+
+logger = logging.getLogger(__name__)
 
 ZERO_STAGES = (0, 1, 2, 3)
 FP32_BYTES = 4
@@ -74,6 +84,8 @@ class MemoryEstimate(TypedDict):
     activations_bytes: int  # with the run's gradient_checkpointing setting
     activations_with_checkpointing_bytes: int
     activations_without_checkpointing_bytes: int
+    activations_traced: bool  # counted from the forward on the meta device (else the per-layer formula)
+    backward_temporaries_bytes: int  # allocated and freed within the backward pass: part of the peak
     per_device_bytes: dict[int, int]  # ZeRO stage (0 = plain DDP) -> total on each device
 
 
@@ -173,9 +185,124 @@ def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelS
     )
 
 
+@dataclass(frozen=True)
+class SavedActivations:
+    """Bytes autograd keeps for the backward pass of one micro-batch."""
+
+    per_layer: int  # one transformer layer's
+    outside_layers: int  # the embeddings, the final norm, the head and the loss
+    layer_input: int  # what a checkpointed layer keeps: its input hidden states
+
+    def total(self, num_layers: int, gradient_checkpointing: bool) -> int:
+        if gradient_checkpointing:  # every layer's input, and the one layer recomputed during the backward
+            return num_layers * self.layer_input + self.per_layer + self.outside_layers
+        return num_layers * self.per_layer + self.outside_layers
+
+
+COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+
+
+def traced_activations(model_path: str, method: MethodSpec, params: TrainingParams, sequence_length: int,
+                       micro_batch: int) -> SavedActivations | None:
+    """What autograd saves for one micro-batch, from the forward of a one- and a two-layer copy of the model on the
+    meta device with the method applied; None where that forward cannot run (4-bit weights, an architecture that
+    needs real tensors)."""
+    if method.model_loading(method, params).quantization is not None:
+        return None
+    # The tokens fed in: a prompt-learning method puts its virtual tokens in front of them itself.
+    input_length = params.max_length
+    return _traced_activations(model_path, method.name, _shape_params(method, params), params.precision,
+                               input_length, sequence_length, micro_batch)
+
+
+@functools.lru_cache(maxsize=256)
+def _traced_activations(model_path: str, method_name: str, shape_params: str, precision: str, input_length: int,
+                        sequence_length: int, micro_batch: int) -> SavedActivations | None:
+    import torch
+
+    method = get_method(method_name)
+    params = method.params_model.model_validate(json.loads(shape_params))
+    if getattr(params, "prompt_tuning_init", None) == "text":
+        params = params.model_copy(update={"prompt_tuning_init": "random", "prompt_tuning_init_text": None})
+    dtype = getattr(torch, COMPUTE_DTYPES[precision])
+    try:
+        one, two = (_saved_bytes(model_path, method, params, layers, dtype, input_length, micro_batch)
+                    for layers in (1, 2))
+    except Exception:  # noqa: BLE001 - any failure of a forward on meta tensors: the formula stands in
+        logger.info("could not trace the activations of %s on the meta device", model_path, exc_info=True)
+        return None
+    hidden_size = int(read_model_config(model_path).get_text_config().hidden_size)
+    return SavedActivations(per_layer=two - one, outside_layers=2 * one - two,
+                            layer_input=sequence_length * micro_batch * hidden_size * dtype.itemsize)
+
+
+def _saved_bytes(model_path: str, method: MethodSpec, params: TrainingParams, layers: int, dtype: "torch.dtype",
+                 sequence_length: int, micro_batch: int) -> int:
+    import copy
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(read_model_config(model_path))
+    config.get_text_config().num_hidden_layers = layers
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=_fused_attention_name())
+        if method.build_peft_config is not None:
+            from peft import get_peft_model
+
+            tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
+            model = get_peft_model(model, method.build_peft_config(params, tokenizer_dir))
+    model.train()
+    parameters = {id(p) for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        # A weight (or a view of one) the backward reads is the model state, counted apart; a tensor saved by several
+        # operations is kept once.
+        base = tensor._base if tensor._base is not None else tensor
+        if id(base) not in parameters:
+            saved[id(base)] = max(saved.get(id(base), 0), base.numel() * base.element_size())
+        return tensor
+
+    input_ids = torch.zeros((micro_batch, sequence_length), dtype=torch.long, device="meta")
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(input_ids=input_ids, labels=input_ids)
+    return sum(saved.values())
+
+
+@functools.cache
+def _fused_attention_name() -> str:
+    """An attention implementation for the meta device that keeps what a fused kernel (SDPA's flash or efficient
+    kernel, FlashAttention) keeps for its backward — the query, key and value, the output and the log-sum-exp —
+    where SDPA on the meta device falls back to the math path and keeps the a·s² scores a real run never stores."""
+    import torch
+    from transformers import AttentionInterface
+
+    class FusedAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+            out = torch.empty_like(query)
+            log_sum_exp = query.new_empty(query.shape[:-1], dtype=torch.float32)
+            ctx.save_for_backward(query, key, value, out, log_sum_exp)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> None:
+            raise NotImplementedError("only traced, never trained")
+
+    def fused(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask: Any,
+              **kwargs: Any) -> tuple[torch.Tensor, None]:
+        return FusedAttention.apply(query, key, value).transpose(1, 2).contiguous(), None
+
+    name = "tunelab_traced_fused"
+    AttentionInterface.register(name, fused)
+    return name
+
+
 def activation_bytes(shape: ModelShape, sequence_length: int, micro_batch: int, precision: str,
                      gradient_checkpointing: bool) -> int:
-    """Activations one device keeps for the backward pass of one micro-batch."""
+    """Activations one device keeps for the backward pass of one micro-batch, by the per-layer formula (where the
+    forward cannot be traced)."""
     s, b, h, a = sequence_length, micro_batch, shape.hidden_size, shape.num_heads
     scale = ACTIVATION_SCALE[precision]
     attention_scores = 5 * a * s / h if shape.stores_attention_scores else 0
@@ -209,12 +336,20 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
     # Prompt-learning methods put their virtual tokens in front of every sequence.
     sequence_length = params.max_length + int(getattr(params, "num_virtual_tokens", 0) or 0)
     micro_batch = params.per_device_train_batch_size * (objective.sequences_per_example if objective else 1)
-    with_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, True)
-    without_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, False)
+    traced = traced_activations(model_path, method, params, sequence_length, micro_batch)
+    if traced is not None:
+        with_checkpointing = traced.total(shape.num_layers, True)
+        without_checkpointing = traced.total(shape.num_layers, False)
+    else:
+        with_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, True)
+        without_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, False)
     activations = with_checkpointing if params.gradient_checkpointing else without_checkpointing
+    # The loss's backward holds the logits' fp32 gradient beside their saved log-probabilities (the formula's logits
+    # term counts those copies already).
+    temporaries = 2 * sequence_length * micro_batch * shape.vocab_size * FP32_BYTES if traced is not None else 0
     per_device = {
-        stage: sharded_total(weights + reference_weights, gradients, optimizer_states, activations, stage,
-                             num_processes)
+        stage: sharded_total(weights + reference_weights, gradients, optimizer_states, activations + temporaries,
+                             stage, num_processes)
         for stage in ZERO_STAGES
     }
     return {
@@ -227,6 +362,8 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
         "activations_bytes": activations,
         "activations_with_checkpointing_bytes": with_checkpointing,
         "activations_without_checkpointing_bytes": without_checkpointing,
+        "activations_traced": traced is not None,
+        "backward_temporaries_bytes": temporaries,
         "per_device_bytes": per_device,
     }
 

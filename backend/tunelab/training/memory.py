@@ -64,6 +64,13 @@ def cuda_max_allocated_bytes() -> int | None:
     return int(torch.cuda.max_memory_allocated())
 
 
+def process_rss_bytes() -> int:
+    """The process's resident set size now."""
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
 def process_peak_rss_bytes() -> int:
     """The process's peak resident set size (weights, libraries, interpreter, data: everything it touched)."""
     max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

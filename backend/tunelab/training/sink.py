@@ -20,6 +20,7 @@ class RunSummary(TypedDict, total=False):
     model_state_optimizer_states_bytes: int
     cuda_peak_memory_bytes: int  # on a GPU only
     process_peak_rss_bytes: int
+    runtime_rss_bytes: int  # the process's RSS before loading any data or model: the libraries' own share
     wall_time_s: float
     tokens_per_second: float  # training tokens over the time inside training steps (evaluations excluded)
     # What max_length cuts, counted on the trainer's token sequences of every row (train and eval split).

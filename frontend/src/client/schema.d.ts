@@ -1716,6 +1716,8 @@ export interface components {
              * @description Total per device under DDP and ZeRO-1/2/3
              */
             per_device: components["schemas"]["StrategyTotal"][];
+            /** @description On a CPU: the training process's peak RSS (on a GPU total_per_device_bytes is the CUDA peak, and the process's RSS is mostly the runtime) */
+            process_peak: components["schemas"]["ProcessPeakEstimate"];
             /** Queue */
             queue: string;
             time: components["schemas"]["TimeEstimate"];
@@ -1924,15 +1926,32 @@ export interface components {
         MemoryBreakdown: {
             /**
              * Activations Bytes
-             * @description With the params' gradient_checkpointing setting
+             * @description What autograd keeps for the backward pass, with the params' gradient_checkpointing setting
              */
             activations_bytes: number;
+            /**
+             * Activations Traced
+             * @description true: counted from the model's forward on the meta device with the method applied (per architecture and method); false: the per-layer formula of Korthikanti et al. (4-bit weights)
+             * @default false
+             */
+            activations_traced: boolean;
             /** Activations With Checkpointing Bytes */
             activations_with_checkpointing_bytes: number;
             /** Activations Without Checkpointing Bytes */
             activations_without_checkpointing_bytes: number;
+            /**
+             * Backward Temporaries Bytes
+             * @description Allocated and freed within the backward pass (the logits' gradient beside their log-probabilities): part of the peak
+             * @default 0
+             */
+            backward_temporaries_bytes: number;
             /** Gradients Bytes */
             gradients_bytes: number;
+            /**
+             * Model State Bytes
+             * @description Weights (and a reference model) + gradients + optimizer states
+             */
+            readonly model_state_bytes: number;
             /**
              * Optimizer States Bytes
              * @description AdamW: two fp32 moments per trained parameter
@@ -2240,6 +2259,30 @@ export interface components {
              * @description ROUGE-L F1, 0–1
              */
             rouge_l: number;
+        };
+        /**
+         * ProcessPeakEstimate
+         * @description A CPU run's peak resident memory: what the run holds at its peak, plus the runtime's own share (interpreter,
+         *     torch, transformers), which no method changes and which is measured on the queue's earlier runs.
+         */
+        ProcessPeakEstimate: {
+            /** Based On Runs */
+            based_on_runs: number;
+            /**
+             * Bytes
+             * @description Runtime + the total per device; null until a run of the queue measured its runtime
+             */
+            bytes: number | null;
+            /**
+             * Reason
+             * @description Why there is no estimate
+             */
+            reason?: string | null;
+            /**
+             * Runtime Bytes
+             * @description Median RSS of the queue's earlier runs before loading any model
+             */
+            runtime_bytes: number | null;
         };
         /** ProjectCreate */
         ProjectCreate: {

@@ -7,7 +7,7 @@ import { Card, ErrorBox } from "../../components/ui/ui";
 import { formatBytes, formatCount } from "../../lib/format";
 import { estimateQueryOptions } from "./api/estimates";
 import type { EstimateRequest } from "./api/estimates";
-import { breakdownRows, checkpointingEffect, estimateIsStale, strategyLabel, timeSummary } from "./estimate";
+import { breakdownRows, checkpointingEffect, estimateIsStale, peakSummary, strategyLabel, timeSummary } from "./estimate";
 
 const DEBOUNCE_MS = 400;
 
@@ -53,6 +53,9 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
               ))}
             </tbody>
           </table>
+          <p className="help" data-testid="estimate-peak">
+            {peakSummary(data)}
+          </p>
           <p className="help" data-testid="estimate-checkpointing">
             {checkpointingEffect(data, data.gradient_checkpointing)}
           </p>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { formatCount } from "../../lib/format";
-import { breakdownRows, checkpointingEffect, estimateIsStale, strategyLabel, timeSummary } from "./estimate";
+import { breakdownRows, checkpointingEffect, estimateIsStale, peakSummary, strategyLabel, timeSummary } from "./estimate";
 import type { Estimate } from "./estimate";
 
 const MiB = 1024 ** 2;
@@ -27,6 +27,21 @@ describe("estimate display", () => {
   it("says what gradient checkpointing saves, whether it is on or off", () => {
     expect(checkpointingEffect(estimate, false)).toContain("would cut activations from 750.0 MiB to 250.0 MiB (saves 500.0 MiB");
     expect(checkpointingEffect(estimate, true)).toContain("is on: activations 250.0 MiB instead of 750.0 MiB");
+  });
+
+  it("labels the peak: CUDA's on a GPU, the process's RSS on a CPU with the runtime measured on earlier runs", () => {
+    const memory = { ...estimate.memory, model_state_bytes: 250 * MiB, backward_temporaries_bytes: 100 * MiB };
+    const cpu = { name: "cpu", kind: "cpu", memory_bytes: 8 * 1024 * MiB };
+    const base = { ...estimate, memory, total_per_device_bytes: 1100 * MiB, devices: [{ worker: "w", device: cpu, fits: true }] } as unknown as Estimate;
+    expect(breakdownRows(base).map((r) => r.label)).toContain("Backward temporaries");
+    const measured = { ...base, process_peak: { bytes: 1600 * MiB, runtime_bytes: 500 * MiB, based_on_runs: 3, reason: null } } as Estimate;
+    expect(peakSummary(measured)).toBe(
+      "Process peak (RSS) ≈ 1.6 GiB: the runtime's 500.0 MiB (measured on 3 earlier runs) + this run's 1.1 GiB (model state 250.0 MiB).",
+    );
+    const unmeasured = { ...base, process_peak: { bytes: null, runtime_bytes: null, based_on_runs: 0, reason: "no earlier succeeded run on queue 'cpu'" } } as Estimate;
+    expect(peakSummary(unmeasured)).toContain("not measured yet (no earlier succeeded run on queue 'cpu')");
+    const gpu = { ...measured, devices: [{ worker: "w", device: { ...cpu, kind: "cuda", name: "H100" }, fits: true }] } as unknown as Estimate;
+    expect(peakSummary(gpu)).toBe("CUDA peak ≈ 1.1 GiB per device (model state 250.0 MiB).");
   });
 
   it("shows a reference model only when the run keeps one", () => {

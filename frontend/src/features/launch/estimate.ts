@@ -15,6 +15,7 @@ export function breakdownRows(estimate: Estimate): BreakdownRow[] {
     ["Gradients", memory.gradients_bytes],
     ["Optimizer states", memory.optimizer_states_bytes],
     ["Activations", memory.activations_bytes],
+    ...(memory.backward_temporaries_bytes > 0 ? ([["Backward temporaries", memory.backward_temporaries_bytes]] as [string, number][]) : []),
   ];
   const total = parts.reduce((sum, [, bytes]) => sum + bytes, 0);
   return parts.map(([label, bytes]) => ({ label, bytes, share: total > 0 ? bytes / total : 0 }));
@@ -27,6 +28,22 @@ export function checkpointingEffect(estimate: Estimate, enabled: boolean): strin
   return enabled
     ? `Gradient checkpointing is on: activations ${formatBytes(on)} instead of ${formatBytes(off)} (saves ${saved}, about a third slower).`
     : `Gradient checkpointing would cut activations from ${formatBytes(off)} to ${formatBytes(on)} (saves ${saved}, about a third slower).`;
+}
+
+/**
+ * What the total is a peak of, labelled: on a GPU the CUDA peak (the runtime lives in host memory), on a CPU the
+ * process's resident peak, which adds the runtime's own memory measured on the queue's earlier runs.
+ */
+export function peakSummary(estimate: Estimate): string {
+  const onGpu = estimate.devices.some((d) => d.device.kind === "cuda");
+  const state = `model state ${formatBytes(estimate.memory.model_state_bytes)}`;
+  if (onGpu) return `CUDA peak ≈ ${formatBytes(estimate.total_per_device_bytes)} per device (${state}).`;
+  const peak = estimate.process_peak;
+  if (peak.bytes === null || peak.runtime_bytes === null) {
+    return `Process peak (RSS): this run's ${formatBytes(estimate.total_per_device_bytes)} plus the runtime's own memory, not measured yet (${peak.reason ?? "no earlier run"}).`;
+  }
+  const runs = `${peak.based_on_runs} earlier ${peak.based_on_runs === 1 ? "run" : "runs"}`;
+  return `Process peak (RSS) ≈ ${formatBytes(peak.bytes)}: the runtime's ${formatBytes(peak.runtime_bytes)} (measured on ${runs}) + this run's ${formatBytes(estimate.total_per_device_bytes)} (${state}).`;
 }
 
 export function strategyLabel(zeroStage: number): string {
