@@ -72,24 +72,11 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
     return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
 
 
-# glibc serves an allocation above this size from its own mmap, returned to the system when freed. Left to itself
-# it raises the threshold after each such free (up to 32 MiB), and a training step's activations then come from the
-# heap, which keeps their pages: the process's resident peak grew step after step (a SmolLM2 LoRA run on CPU: 3.25 GiB
-# by step 3 where its tensors never held more than 2.6) and stopped following what the run holds.
-TRAINING_MALLOC_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}
-
-
-def training_environment() -> dict[str, str]:
-    """A training process's environment: the worker's, Redis named, and glibc's mmap threshold fixed (unless the
-    operator set one)."""
-    return {**TRAINING_MALLOC_ENVIRONMENT, **environ_with_redis(redis_url())}
-
-
 def _start_training_process(command: list[str], output: IO[bytes] | None, stdin: int = subprocess.DEVNULL,
                             ) -> subprocess.Popen:
     return subprocess.Popen(
         command, stdin=stdin, stdout=output, stderr=subprocess.STDOUT if output is not None else None,
-        env=training_environment(),
+        env=environ_with_redis(redis_url()),
         # Its own process group, so a force stop kills whatever it started too; and it dies with this process.
         # torchrun starts each rank in a session of its own, out of the group's reach: a rank dies with torchrun
         # instead (cli.cmd_train).
