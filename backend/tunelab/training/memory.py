@@ -72,6 +72,15 @@ def process_rss_bytes() -> int:
 
 
 def process_peak_rss_bytes() -> int:
-    """The process's peak resident set size (weights, libraries, interpreter, data: everything it touched)."""
+    """The process's peak resident set size (weights, libraries, interpreter, data: everything it touched). On Linux
+    the memory map's own high-water mark: getrusage's ru_maxrss keeps, across exec, the peak of the parent's copy
+    that the process was forked from, so a training process started by a large worker reported the worker's size."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass  # not Linux
     max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(max_rss if sys.platform == "darwin" else max_rss * 1024)  # macOS reports bytes, Linux kilobytes
