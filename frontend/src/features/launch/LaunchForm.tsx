@@ -1,7 +1,7 @@
 // The launch form: what to train (objective, method, model, dataset) and the method's parameters from its schema; on a
 // run's trained weights when it starts from one.
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { FormEvent, MouseEvent, ReactNode } from "react";
+import type { FormEvent, MouseEvent } from "react";
 import { Link, useNavigate } from "react-router";
 
 import { ApiError } from "../../api/client";
@@ -11,6 +11,7 @@ import { useCreateRun } from "../runs";
 import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults, queueLabel } from "./launchChoice";
 import type { Catalog, LaunchChoice, Queue } from "./launchChoice";
 import { EstimatePanel } from "./EstimatePanel";
+import { TopField, inputProps } from "./FormField";
 import { SchemaForm } from "./SchemaForm";
 import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
 import type { FormValue, FormValues, JsonSchema } from "./schemaFields";
@@ -319,31 +320,5 @@ export function LaunchForm({
         {create.isPending && <span className="help">Launching…</span>}
       </div>
     </form>
-  );
-}
-
-function inputProps(name: string, error?: string) {
-  return {
-    id: `field-${name}`,
-    name,
-    "aria-invalid": error ? true : undefined,
-    "aria-describedby": `field-${name}-help${error ? ` field-${name}-error` : ""}`,
-  };
-}
-
-function TopField({ name, label, error, help, children }: { name: string; label: string; error?: string; help?: ReactNode; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={`field-${name}`}>{label}</label>
-      {children}
-      {error && (
-        <div className="field-error" id={`field-${name}-error`} data-testid={`field-error-${name}`}>
-          {error}
-        </div>
-      )}
-      <div className="help" id={`field-${name}-help`}>
-        {help}
-      </div>
-    </div>
   );
 }

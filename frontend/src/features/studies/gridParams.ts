@@ -2,6 +2,7 @@
 // for the objective, less those a study keeps shared or sets itself), how they are bounded, and the values typed
 // for them parsed and checked against their JSON Schema before anything is sent.
 import type { Schemas } from "../../api/client";
+import type { JsonSchema } from "../launch";
 import type { GridRow } from "./plan";
 
 type Method = Schemas["MethodPublic"];
@@ -25,22 +26,6 @@ export const TOKENS_PER_STEP_PARAMS: ReadonlySet<string> = new Set([
 
 /** The params every run of a study shares, set on the form (the budget and the eval split hang on them). */
 export const SHARED_FIELDS = ["max_length", "per_device_train_batch_size", "eval_split"] as const;
-
-/** The part of a params_schema property this module reads (Pydantic's JSON Schema). */
-type JsonSchema = {
-  type?: string | string[];
-  title?: string;
-  description?: string;
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  enum?: unknown[];
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  properties?: Record<string, JsonSchema>;
-};
 
 /** "other": lists and objects, which a comma-separated grid cannot hold. */
 export type ParamKind = "integer" | "number" | "boolean" | "select" | "string" | "other";

@@ -2,12 +2,13 @@
 // their params, seeds and one budget for all; its fields labelled as the run launch form labels them.
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { FormEvent, MouseEvent, ReactNode } from "react";
+import type { FormEvent, MouseEvent } from "react";
 import { Link, useNavigate } from "react-router";
 
 import { ApiError } from "../../../api/client";
 import type { Dataset, Schemas } from "../../../api/client";
 import { Card, ErrorBox } from "../../../components/ui/ui";
+import { TopField, inputProps } from "../../launch";
 import { runsQueryOptions } from "../../runs";
 import { useCreateStudy } from "../api/queries";
 import {
@@ -529,33 +530,6 @@ function summaryLabel(path: string, rows: readonly GridRow[]): string {
   if (!row) return path;
   const param = rows[Number(row[1])]?.param;
   return `grid row ${Number(row[1]) + 1}${param ? ` (${param})` : ""}`;
-}
-
-// The launch form's field layout (LaunchForm's TopField and inputProps, which features/launch does not export).
-function inputProps(name: string, error?: string) {
-  return {
-    id: `field-${name}`,
-    name,
-    "aria-invalid": error ? true : undefined,
-    "aria-describedby": `field-${name}-help${error ? ` field-${name}-error` : ""}`,
-  };
-}
-
-function TopField({ name, label, error, help, children }: { name: string; label: string; error?: string; help?: ReactNode; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={`field-${name}`}>{label}</label>
-      {children}
-      {error && (
-        <div className="field-error" id={`field-${name}-error`} data-testid={`field-error-${name}`}>
-          {error}
-        </div>
-      )}
-      <div className="help" id={`field-${name}-help`}>
-        {help}
-      </div>
-    </div>
-  );
 }
 
 /** A shared param's number input, titled, described and bounded by its schema as the launch form's are. */
