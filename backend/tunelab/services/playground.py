@@ -343,7 +343,7 @@ def _add_token(events: _Events, slot: int, text: str) -> None:
 def warm_up_in_background() -> None:
     """In a fresh inference worker process: import the generation libraries on a thread of their own, so the first
     playground request finds them loaded (a request that comes sooner waits on the import, no longer)."""
-    from tunelab.training.generation import import_libraries
+    from tunelab.training.libraries import import_libraries
 
     threading.Thread(target=import_libraries, name="import generation libraries", daemon=True).start()
 

@@ -26,12 +26,12 @@ states / + gradients / + weights by the number of processes.
 import functools
 import json
 import logging
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from tunelab.training.libraries import import_libraries
 from tunelab.training.models import find_gguf
 from tunelab.training.params import TrainingParams
 from tunelab.training.registry import MethodSpec, ObjectiveSpec, get_method
@@ -87,21 +87,6 @@ class MemoryEstimate(TypedDict):
     activations_traced: bool  # counted from the forward on the meta device (else the per-layer formula)
     backward_temporaries_bytes: int  # allocated and freed within the backward pass: part of the peak
     per_device_bytes: dict[int, int]  # ZeRO stage (0 = plain DDP) -> total on each device
-
-
-_IMPORT_LOCK = threading.Lock()
-
-
-@functools.cache
-def import_libraries() -> None:
-    """Import torch, transformers and PEFT once, one thread at a time: the API estimates and validates launches in
-    several threads, and transformers' lazy module raises ImportError ("cannot import name 'AutoConfig'") to a
-    thread that reaches it while another is still importing it."""
-    with _IMPORT_LOCK:
-        import peft  # noqa: F401
-        import torch  # noqa: F401
-        from transformers import AutoConfig, AutoModelForCausalLM  # noqa: F401
-        from transformers.pytorch_utils import Conv1D  # noqa: F401
 
 
 @functools.lru_cache(maxsize=32)

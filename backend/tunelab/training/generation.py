@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from tunelab.training.libraries import import_libraries
+
 if TYPE_CHECKING:
     import torch
     from transformers import PreTrainedTokenizerBase
@@ -68,17 +70,10 @@ class Generated:
     total_s: float
 
 
-def import_libraries() -> None:
-    """Import torch, transformers and PEFT now (seconds), so that the first request does not wait for them."""
-    import peft  # noqa: F401
-    import torch  # noqa: F401
-    import transformers  # noqa: F401
-    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401  (resolves transformers' lazy modules)
-
-
 def load_model(source: ModelSource) -> LoadedModel:
     """The model `source` names, in eval mode on the first CUDA device when there is one, with the tokenizer it was
     trained with."""
+    import_libraries()  # waits for the worker's warm-up import, if it is still under way
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
 

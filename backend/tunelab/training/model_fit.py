@@ -5,7 +5,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from tunelab.training.estimator import import_libraries, meta_model, read_model_config
+from tunelab.training.estimator import meta_model, read_model_config
+from tunelab.training.libraries import import_libraries
 
 ALL_LINEAR = "all-linear"  # PEFT's shorthand for every linear layer but the output head: fits any model
 
