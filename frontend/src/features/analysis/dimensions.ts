@@ -2,8 +2,12 @@
 // config value that varies across them and per result figure one of them reports, and each dimension's scale (linear,
 // log or categorical), tick labels, brushes and colours. Pure: the charts only lay out what this module decides.
 import type { Run } from "../../api/client";
+import { axisRange } from "../../lib/axis";
 import { formatBytes, formatDuration, formatNumber, formatPercent } from "../../lib/format";
 import { formatConfigValue } from "../run";
+
+/** An analysis axis's [low, high]: lib/axis.ts's range, padded where every value is one. */
+export const paddedDomain = axisRange;
 
 export type ValueFormat = "number" | "bytes" | "duration" | "percent";
 export type Better = "lower" | "higher";
@@ -189,19 +193,6 @@ export function isLogScale(values: readonly number[]): boolean {
   return lo > 0 && Math.log10(Math.max(...values)) - Math.log10(lo) >= LOG_DECADES - 1e-9;
 }
 
-/**
- * The [low, high] an axis spans: the values' range or, when they are all one value (one run, or runs that tie),
- * that value ±10 % (×/÷ 2 on a log axis; ±1 around 0), so the point sits inside an axis whose two ends differ.
- */
-export function paddedDomain(values: readonly number[], log: boolean): [number, number] {
-  if (values.length === 0) return [0, 1];
-  const lo = Math.min(...values);
-  const hi = Math.max(...values);
-  if (hi > lo) return [lo, hi];
-  if (log) return [lo / 2, lo * 2];
-  const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
-  return [lo - pad, lo + pad];
-}
 
 /** A number in `digits` significant digits, in exponent form where fixed digits would be long. */
 export function formatPrecise(value: number, digits: number): string {
@@ -249,7 +240,7 @@ export function buildAxis(dimension: Dimension, runs: readonly Run[]): Axis {
   const values = runs.map(dimension.read);
   const present = values.filter((v): v is number => v !== null);
   const log = isLogScale(present);
-  const domain = paddedDomain(present, log);
+  const domain = axisRange(present, log);
   return { kind: "numeric", dimension, domain, log, ticks: tickLabels(domain, dimension.format), hasMissing: present.length < values.length };
 }
 

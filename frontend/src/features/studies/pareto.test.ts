@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { axisRange, paretoFrontier } from "./pareto";
+import { axisRange } from "../../lib/axis";
+import { paretoFrontier } from "./pareto";
 
 describe("paretoFrontier", () => {
   it("keeps the points that no other beats on both costs, by x", () => {

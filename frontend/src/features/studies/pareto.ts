@@ -16,15 +16,3 @@ export function paretoFrontier(points: readonly ParetoPoint[], yBetter: Better =
   return frontier;
 }
 
-/**
- * The [low, high] an axis spans: its values' range, or, when they are all one value (one cell, or cells that tie),
- * that value ±10 % (×/÷ 2 on a log axis; ±1 around 0), so the point sits inside an axis whose two ends differ.
- */
-export function axisRange(values: readonly number[], log: boolean): [number, number] {
-  const lo = Math.min(...values);
-  const hi = Math.max(...values);
-  if (hi > lo) return [lo, hi];
-  if (log) return [lo / 2, lo * 2];
-  const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
-  return [lo - pad, lo + pad];
-}

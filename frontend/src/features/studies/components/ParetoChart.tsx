@@ -1,7 +1,8 @@
 // A quality (eval loss, or a score of generated answers) against a cost, one point per cell, with the Pareto frontier
 // drawn as a line (SVG: a few dozen points).
 import { formatBytes, formatNumber } from "../../../lib/format";
-import { axisRange, paretoFrontier, type Better, type ParetoPoint } from "../pareto";
+import { axisRange } from "../../../lib/axis";
+import { paretoFrontier, type Better, type ParetoPoint } from "../pareto";
 
 const WIDTH = 320;
 const HEIGHT = 220;
