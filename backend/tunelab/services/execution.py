@@ -63,9 +63,11 @@ class SqlRunSink:
         self._lock = threading.Lock()
 
     def phase(self, phase: RunPhase) -> None:
-        # Written at once, not with the next flush: a phase is what a viewer reads while no step moves.
+        # Written at once, not with the next flush: a phase is what a viewer reads while no step moves. The steps and
+        # points buffered so far land first, so that "evaluating" does not show beside the previous step's count.
         if phase != self._phase:
             self._phase = phase
+            self.flush()
             with session_scope() as session:
                 lifecycle.record_phase(session, self.run_id, phase)
 
