@@ -87,15 +87,25 @@ function figureOf(column: ColumnId): Figure | undefined {
 /**
  * Per figure column with a better end (a summary figure, or a logged metric whose direction is known), the best value
  * among the finished (succeeded) runs shown: a running run's loss at step 6, or a canceled run's speed, is no result to
- * crown (none for fewer than two finished runs).
+ * crown (none for fewer than two finished runs). A loss is its objective's own (a DPO loss of 0.6 is no better than
+ * an SFT loss of 2.1): loss columns are ranked only among runs of one objective.
  */
+const LOSS_COLUMNS = new Set<ColumnId>(["latest_train_loss", "best_eval_loss", "final_eval_loss", "best_eval_perplexity"]);
+
+/** A figure measured on the objective's own loss (a summary loss, or a logged loss or perplexity). */
+function isObjectiveLoss(column: ColumnId): boolean {
+  const metric = parseMetricColumn(column);
+  return metric ? /loss|perplexity/.test(metric.key) : LOSS_COLUMNS.has(column);
+}
+
 export function bestValues(runs: Run[], columns: ColumnId[]): Map<ColumnId, number> {
   const best = new Map<ColumnId, number>();
   const finished = runs.filter(isFinishedResult);
   if (finished.length < 2) return best;
+  const oneObjective = new Set(finished.map((run) => run.objective)).size === 1;
   for (const column of columns) {
     const figure = figureOf(column);
-    if (!figure?.best) continue;
+    if (!figure?.best || (!oneObjective && isObjectiveLoss(column))) continue;
     const values = finished.map(figure.value).filter((v): v is number => v !== null && Number.isFinite(v));
     if (values.length) best.set(column, figure.best === "min" ? Math.min(...values) : Math.max(...values));
   }

@@ -44,4 +44,13 @@ describe("picking and tagging runs", () => {
     expect(Object.fromEntries(bestValues(runs, ["best_eval_loss", "tokens_per_second"]))).toEqual({ best_eval_loss: 1.8, tokens_per_second: 100 });
     expect(bestValues([runs[0], runs[2], runs[3]], ["best_eval_loss"]).size).toBe(0); // one finished run: nothing to rank
   });
+
+  it("ranks losses only among runs of one objective: a DPO loss is not a better SFT loss", () => {
+    const figures = (id: number, objective: string, best_eval_loss: number, tokens_per_second: number) =>
+      ({ ...run(id), objective, status: "succeeded", best_eval_loss, tokens_per_second, wall_time_s: 10, started_at: null, finished_at: null }) as unknown as Run;
+    const mixed = [figures(1, "sft", 2.1, 100), figures(2, "dpo", 0.6, 90)];
+    expect(Object.fromEntries(bestValues(mixed, ["best_eval_loss", "tokens_per_second", "min(eval/loss)"]))).toEqual({ tokens_per_second: 100 });
+    const sft = [figures(1, "sft", 2.1, 100), figures(3, "sft", 1.9, 90)];
+    expect(Object.fromEntries(bestValues(sft, ["best_eval_loss"]))).toEqual({ best_eval_loss: 1.9 });
+  });
 });
