@@ -18,8 +18,9 @@ assets and estimates are made in a process of their own as well, so that this on
 started by fork + exec keeps its parent's RSS at the fork as the floor of its ru_maxrss, the engine's peak RSS.
 
 The figures that the API takes from earlier succeeded runs come here from this script's earlier runs: the process
-peak is the per-device total plus the median runtime RSS of the queue's earlier runs (any model or method), the time
-is the tokens to train over the median tokens/s of the earlier runs of the same model and method (the API does not
+peak is the per-device total times the allocator's share measured on the earlier runs of the same model and method
+(their peak RSS less their runtime, over their own estimate; 1.0 without any) plus the median runtime RSS of the
+queue's earlier runs (any model or method), the time is the tokens to train over the median tokens/s of the earlier runs of the same model and method (the API does not
 look at the objective). With --repeats 2 the first round calibrates and the second is compared, as on a warm worker
 (a fresh process, libraries preloaded). Targets of the issue: process peak within ±15 % of its estimate, time within
 ±30 %. The machine's load average and CPU count are printed at the start and the end, with the library versions.
@@ -50,6 +51,7 @@ SETTING: dict[str, Any] = {
 PEAK_TARGET = 0.15
 TIME_TARGET = 0.30
 THROUGHPUT_RUNS = 20  # services/estimates.py's window of earlier runs
+ALLOCATOR_RUNS = 5  # and its window of runs whose allocator share is measured (allocator_factor)
 CHILD_TIMEOUT_S = 1800
 MIB = 2**20
 
@@ -97,6 +99,7 @@ def estimate(config: BenchConfig, model_path: Path, dataset_path: Path, dataset_
     from tunelab.assets.build import TINY_PARAM_DEFAULTS
     from tunelab.db.models import Dataset
     from tunelab.services import datasets
+    from tunelab.services.estimates import memory_of
     from tunelab.services.runs import check_params_fit_model, resolve_training_choice
     from tunelab.training import estimator, registry
 
@@ -104,11 +107,11 @@ def estimate(config: BenchConfig, model_path: Path, dataset_path: Path, dataset_
     choice = resolve_training_choice(config.objective, config.method, dict(SETTING), "cpu", dict(model_defaults))
     check_params_fit_model(choice, model_path)
     params = registry.params_model(choice.objective.name, choice.method.name).model_validate(choice.params)
-    memory = estimator.estimate_memory(str(model_path), choice.method, params, 1, choice.objective)
     # A transient row: sequence_token_lengths reads only the file's place and format.
     row_count = sum(1 for line in dataset_path.read_text(encoding="utf-8").splitlines() if line.strip())
     dataset = Dataset(format=dataset_format, path=dataset_path.name, row_count=row_count)
     lengths = datasets.sequence_token_lengths(settings, dataset, model_path)
+    memory, sequence_length = memory_of(model_path, choice.objective, choice.method, params, lengths, 1)
     per_example = estimator.tokens_per_example(lengths, params, choice.objective)
     tokens = estimator.tokens_to_train(params, 1, row_count, per_example)
     model_state = (memory["weights_bytes"] + memory["reference_weights_bytes"] + memory["gradients_bytes"]
@@ -126,6 +129,7 @@ def estimate(config: BenchConfig, model_path: Path, dataset_path: Path, dataset_
         "activations_traced": memory["activations_traced"],
         "backward_temporaries_bytes": memory["backward_temporaries_bytes"],
         "per_device_bytes": memory["per_device_bytes"][params.zero_stage],
+        "sequence_length": sequence_length,
         "tokens_to_train": tokens,
         "tokens_per_step": tokens / params.max_steps if tokens is not None and params.max_steps else None,
     }
@@ -183,6 +187,7 @@ class StepTimingSink:
         self.summary: dict[str, Any] = {}
         self.metrics: list[tuple[int, dict[str, float], float]] = []
         self.step_seconds: list[float] = []
+        self.step_peak_rss: list[int] = []  # the process's peak RSS so far, at each step's end: does it still grow?
         self._step_started: float | None = None
 
     def phase(self, phase: str) -> None:
@@ -196,6 +201,9 @@ class StepTimingSink:
         if self._step_started is not None:
             self.step_seconds.append(time.perf_counter() - self._step_started)
             self._step_started = None
+            from tunelab.training.memory import process_peak_rss_bytes
+
+            self.step_peak_rss.append(process_peak_rss_bytes())
 
     def should_cancel(self) -> bool:
         return False
@@ -254,6 +262,7 @@ def run_child(spec_path: Path) -> None:
         "run_seconds": time.perf_counter() - started,
         "summary": sink.summary,
         "step_seconds": sink.step_seconds,
+        "step_peak_rss_bytes": sink.step_peak_rss,
         "tokens_seen": tokens_seen[-1] if tokens_seen else None,
         "rss_interpreter_bytes": rss_start,
         "rss_torch_transformers_bytes": rss_torch_transformers,
@@ -312,6 +321,8 @@ class EarlierRun:
     objective: str
     tokens_per_second: float | None
     runtime_rss_bytes: int | None
+    process_peak_rss_bytes: int | None
+    per_device_estimated_bytes: int  # the estimate the allocator's share is measured against
 
 
 def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, Any],
@@ -320,8 +331,13 @@ def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, 
     recent = earlier_runs[:THROUGHPUT_RUNS]
     runtimes = [run.runtime_rss_bytes for run in recent if run.runtime_rss_bytes]
     runtime_estimate = int(statistics.median(runtimes)) if runtimes else None
-    peak_estimate = runtime_estimate + estimated["per_device_bytes"] if runtime_estimate is not None else None
     same_method = [run for run in earlier_runs if (run.model, run.method) == (config.model, config.method)]
+    # services/estimates.py's allocator_factor, without importing the services into this small process.
+    factors = [(run.process_peak_rss_bytes - run.runtime_rss_bytes) / run.per_device_estimated_bytes
+               for run in same_method[:THROUGHPUT_RUNS] if run.process_peak_rss_bytes and run.runtime_rss_bytes]
+    factor = statistics.median(factors[:ALLOCATOR_RUNS]) if factors else 1.0
+    peak_estimate = (runtime_estimate + round(estimated["per_device_bytes"] * factor)
+                     if runtime_estimate is not None else None)
     earlier_throughputs = [run.tokens_per_second for run in same_method if run.tokens_per_second][:THROUGHPUT_RUNS]
     same_objective_throughputs = [run.tokens_per_second for run in same_method
                                   if run.objective == config.objective and run.tokens_per_second][:THROUGHPUT_RUNS]
@@ -353,6 +369,9 @@ def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, 
         "activations_estimated_bytes": estimated["activations_bytes"] + estimated["backward_temporaries_bytes"],
         "activations_traced": estimated["activations_traced"],
         "per_device_estimated_bytes": estimated["per_device_bytes"],
+        "sequence_length": estimated["sequence_length"],
+        "allocator_factor": factor,
+        "allocator_runs": min(len(factors), ALLOCATOR_RUNS),
         "runtime_rss_estimated_bytes": runtime_estimate,
         "runtime_rss_runs": len(runtimes),
         "process_peak_estimated_bytes": peak_estimate,
@@ -383,18 +402,20 @@ def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, 
 def print_tables(rows: list[dict[str, Any]]) -> None:
     print("\nMemory (estimate of POST /estimates vs the run's summary)\n")
     print("| config | trainable / total params | model state est. | measured | est./meas. "
-          "| activations + backward temporaries est. | per-device total est. | runtime RSS of earlier runs (n) "
-          "| process peak est. | peak RSS | est./meas. | peak ±15 % | RSS after import torch+transformers "
+          "| tokens/sequence | activations + backward temporaries est. | per-device total est. "
+          "| allocator factor of earlier runs (n) | runtime RSS of earlier runs (n) | process peak est. | peak RSS "
+          "| est./meas. | peak ±15 % | RSS after import torch+transformers "
           "| peak − that | per-device est. / (peak − that) | CUDA peak |")
-    print("|" + "---|" * 16)
+    print("|" + "---|" * 18)
     for r in rows:
         peak_estimate = ("not estimated (no earlier run)" if r["process_peak_estimated_bytes"] is None
                          else mib(r["process_peak_estimated_bytes"]))
         traced = " (traced)" if r["activations_traced"] else " (formula)"
         print(f"| {r['config']['name']} | {r['trainable_params']:,} / {r['total_params']:,} "
               f"| {mib(r['model_state_estimated_bytes'])} | {mib(r['model_state_measured_bytes'])} "
-              f"| {show_ratio(r['model_state_ratio'])} | {mib(r['activations_estimated_bytes'])}{traced} "
-              f"| {mib(r['per_device_estimated_bytes'])} "
+              f"| {show_ratio(r['model_state_ratio'])} | {r['sequence_length']} "
+              f"| {mib(r['activations_estimated_bytes'])}{traced} | {mib(r['per_device_estimated_bytes'])} "
+              f"| {r['allocator_factor']:.2f} ({r['allocator_runs']}) "
               f"| {mib(r['runtime_rss_estimated_bytes'])} ({r['runtime_rss_runs']}) | {peak_estimate} "
               f"| {mib(r['process_peak_rss_bytes'])} | {show_ratio(r['process_peak_ratio'])} "
               f"| {within(r['process_peak_ratio'], PEAK_TARGET)} | {mib(r['rss_torch_transformers_bytes'])} "
@@ -426,6 +447,8 @@ def fmt(value: float | None, spec: str, unit: str = "") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=("tiny", "smollm2"), help="only the configurations of this model")
+    parser.add_argument("--config", action="append", choices=[c.name for c in CONFIGS], metavar="NAME",
+                        help="only this configuration (repeatable): " + ", ".join(c.name for c in CONFIGS))
     parser.add_argument("--repeats", type=int, default=2,
                         help="rounds of runs; the later ones are estimated from the throughput and runtime RSS of "
                              "the earlier ones, as the API does (default 2)")
@@ -444,7 +467,7 @@ def main() -> None:
         parser.error("--repeats must be at least 1")
 
     start = machine_state()
-    configs = [c for c in CONFIGS if args.only in (None, c.model)]
+    configs = [c for c in CONFIGS if args.only in (None, c.model) and (not args.config or c.name in args.config)]
     if any(c.model == "smollm2" for c in configs) and not any(smollm2_dir().glob("*.gguf")):
         print(f"no SmolLM2 GGUF in {smollm2_dir()} (run `make models`): its configurations are skipped")
         configs = [c for c in configs if c.model != "smollm2"]
@@ -470,7 +493,9 @@ def main() -> None:
                 runs.append({"config": config.name, "repeat": repeat, **measured})
                 history.insert(0, EarlierRun(config.model, config.method, config.objective,
                                              measured["summary"].get("tokens_per_second"),
-                                             measured["summary"].get("runtime_rss_bytes")))
+                                             measured["summary"].get("runtime_rss_bytes"),
+                                             measured["summary"].get("process_peak_rss_bytes"),
+                                             estimates[config.name]["per_device_bytes"]))
     # A child's ru_maxrss is at least this process's RSS when it was started: it must stay below every run's peak.
     parent_peak = process_peak_rss()
     end = machine_state()

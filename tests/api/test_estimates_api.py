@@ -193,3 +193,73 @@ def test_time_counts_the_datasets_own_tokens_not_every_row_at_max_length(client)
     dpo = estimate(client, method="lora", objective="dpo", params={**params, "max_length": 16},
                    dataset=pairs["id"]).json()["time"]
     assert dpo["tokens"] <= 10 * 4 * 2 * 16 and dpo["tokens"] > 10 * 4 * 16
+
+
+def test_memory_is_counted_at_the_datasets_longest_row_not_at_max_length(client):
+    """A batch is padded to its longest row: with short rows the activations of max_length never exist (the sample
+    rows made SmolLM2's estimate 1.2× its measured peak)."""
+    tasks = _bundled(client, "tiny-tasks")
+    params = {"max_steps": 10, "per_device_train_batch_size": 4, "max_length": 256}
+    preview = client.get(f"{API}/datasets/{tasks['id']}/preview",
+                         params={"model": TINY, "max_length": 256, "limit": 1}).json()
+    longest = preview["token_stats"]["max"]
+    assert longest < 256
+
+    with_rows = estimate(client, method="lora", params=params, dataset=tasks["id"]).json()["memory"]
+    without = estimate(client, method="lora", params=params).json()["memory"]
+    at_longest = estimate(client, method="lora", params={**params, "max_length": longest}).json()["memory"]
+
+    assert (with_rows["sequence_length"], with_rows["sequence_length_basis"]) == (longest, "dataset")
+    assert (without["sequence_length"], without["sequence_length_basis"]) == (256, "max_length")
+    assert with_rows["activations_bytes"] == at_longest["activations_bytes"] < without["activations_bytes"]
+    # Packed rows fill every sequence to max_length.
+    packed = estimate(client, method="lora", params={**params, "packing": True}, dataset=tasks["id"]).json()
+    assert packed["memory"]["sequence_length"] == 256
+
+
+def test_the_process_peak_scales_by_what_the_allocator_kept_on_earlier_runs_of_the_model_and_method(app, client,
+                                                                                                    settings):
+    """glibc keeps freed activation pages between steps: a LoRA run of SmolLM2 held 1.5× its estimate. The factor is
+    measured on earlier CPU runs of the same model and method, each estimated again from its recorded config."""
+    from tunelab.services.models import model_param_defaults, resolve_model_path
+    from tunelab.services.runs import resolve_training_choice
+
+    http = stateless_client(app)
+    member = create_member(app, client, "allocator")
+    project, _ = create_project(http, member, "allocator")
+    tasks = _bundled(client, "tiny-tasks")
+    queue = estimate(http, member.headers, method="lora").json()["queue"]
+
+    def earlier_run(method: str, params: dict, held_per_estimated: float, **details) -> None:
+        # What POST /estimates gives this run is what the factor divides by.
+        total = estimate(http, member.headers, method=method, params=params,
+                         dataset=tasks["id"]).json()["total_per_device_bytes"]
+        resolved = resolve_training_choice("sft", method, params, queue,
+                                           model_param_defaults(settings, TINY, method)).params
+        config = {"objective": "sft", "method": method, "model": TINY,
+                  "model_path": str(resolve_model_path(settings, TINY)),
+                  "dataset": {"id": tasks["id"], "name": tasks["name"], "format": tasks["format"],
+                              "content_hash": tasks["content_hash"], "rows": tasks["row_count"]},
+                  "params": resolved}
+        runtime = 400 * 2**20
+        with session_scope() as session:
+            session.add(Run(project_id=project, name="history", objective="sft", method=method, model=TINY,
+                            config=config, seed=0, queue=queue, status=RunStatus.succeeded, finished_at=utcnow(),
+                            summary_details={"runtime_rss_bytes": runtime,
+                                             "process_peak_rss_bytes": runtime + int(total * held_per_estimated),
+                                             **details}))
+
+    earlier_run("lora", {"max_steps": 4}, 1.4)
+    earlier_run("lora", {"max_steps": 4, "per_device_train_batch_size": 2, "r": 4}, 1.6)
+    earlier_run("lora", {"max_steps": 4}, 1.5)
+    earlier_run("lora", {"max_steps": 4}, 9.0, cuda_peak_memory_bytes=2**30)  # its RSS holds no activations
+    earlier_run("full", {"max_steps": 4}, 3.0)  # another method
+    answer = estimate(http, member.headers, method="lora", params={"max_steps": 8}, dataset=tasks["id"]).json()
+    peak = answer["process_peak"]
+
+    assert peak["allocator_based_on_runs"] == 3 and peak["allocator_factor"] == pytest.approx(1.5, rel=1e-3)
+    assert peak["bytes"] == pytest.approx(peak["runtime_bytes"] + 1.5 * answer["total_per_device_bytes"], rel=1e-3)
+    # Without an earlier run of the method the tensors are taken as they are.
+    ia3 = estimate(http, member.headers, method="ia3", dataset=tasks["id"]).json()
+    assert ia3["process_peak"]["allocator_factor"] == 1.0 and ia3["process_peak"]["allocator_based_on_runs"] == 0
+    assert ia3["process_peak"]["bytes"] == ia3["process_peak"]["runtime_bytes"] + ia3["total_per_device_bytes"]

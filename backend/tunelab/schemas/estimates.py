@@ -38,6 +38,11 @@ class MemoryBreakdown(BaseModel):
                                      "formula of Korthikanti et al. (4-bit weights)")
     backward_temporaries_bytes: int = Field(0, description="Allocated and freed within the backward pass (the "
                                             "logits' gradient beside their log-probabilities): part of the peak")
+    sequence_length: int = Field(description="Tokens per sequence of the longest batch the activations are counted "
+                                 "for: the dataset's longest row cut at max_length, else max_length")
+    sequence_length_basis: Literal["dataset", "max_length"] = Field(
+        description="dataset: the chosen dataset's longest row with this model's tokenizer; max_length: no dataset "
+        "chosen, or the objective packs rows into full blocks")
 
     @computed_field(description="Weights (and a reference model) + gradients + optimizer states")  # type: ignore[prop-decorator]
     @property
@@ -49,10 +54,15 @@ class ProcessPeakEstimate(BaseModel):
     """A CPU run's peak resident memory: what the run holds at its peak, plus the runtime's own share (interpreter,
     torch, transformers), which no method changes and which is measured on the queue's earlier runs."""
 
-    bytes: int | None = Field(description="Runtime + the total per device; null until a run of the queue measured "
-                              "its runtime")
+    bytes: int | None = Field(description="Runtime + the total per device × allocator_factor; null until a run of "
+                              "the queue measured its runtime")
     runtime_bytes: int | None = Field(description="Median RSS of the queue's earlier runs before loading any model")
     based_on_runs: int
+    allocator_factor: float = Field(1.0, description="What the process holds per byte of its tensors: the C allocator "
+                                    "keeps freed pages between steps. The median, over the most recent CPU runs of "
+                                    "this model and method, of their peak RSS less their runtime over their own "
+                                    "estimate; 1.0 when none was measured")
+    allocator_based_on_runs: int = Field(0, description="The runs allocator_factor was measured on")
     reason: str | None = Field(None, description="Why there is no estimate")
 
 

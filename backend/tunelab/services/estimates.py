@@ -1,11 +1,14 @@
-"""What a run would need before it is launched: memory per device (from the model's exact parameter counts) against
-the devices of its queue's workers, and time from the throughput of earlier runs of the same model and method."""
+"""What a run would need before it is launched: memory per device (from the model's exact parameter counts and the
+activations of its longest batch) against the devices of its queue's workers, the process's resident peak, and time
+from the throughput of earlier runs of the same model and method."""
 
 import logging
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from pydantic import ValidationError
 from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -25,7 +28,12 @@ from tunelab.schemas.estimates import (
 )
 from tunelab.services import datasets, workers
 from tunelab.services.models import model_param_defaults, resolve_model_path
-from tunelab.services.runs import TrainingChoice, check_params_fit_model, resolve_training_choice
+from tunelab.services.runs import (
+    TrainingChoice,
+    check_params_fit_model,
+    resolve_training_choice,
+    training_config,
+)
 from tunelab.training import estimator, registry
 from tunelab.training.devices import Device
 from tunelab.training.params import TrainingParams
@@ -33,6 +41,8 @@ from tunelab.training.params import TrainingParams
 log = logging.getLogger(__name__)
 # Throughput of the most recent runs only: an old figure may come from other hardware or library versions.
 THROUGHPUT_RUNS = 20
+# The allocator's share is read from the few most recent runs of the model and method: each is estimated again.
+ALLOCATOR_RUNS = 5
 
 
 def estimate_run(session: Session, settings: Settings, body: EstimateCreate, project_ids: list[int]) -> EstimatePublic:
@@ -45,8 +55,11 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
     params = registry.params_model(choice.objective.name, choice.method.name).model_validate(choice.params)
     num_processes = body.num_processes or params.num_processes
     zero_stage = body.zero_stage if body.zero_stage is not None else params.zero_stage
+    dataset = _dataset(session, body.dataset, project_ids)
+    lengths = _sequence_lengths(settings, dataset, model_path)
     try:
-        memory = estimator.estimate_memory(str(model_path), choice.method, params, num_processes, choice.objective)
+        memory, sequence_length = memory_of(model_path, choice.objective, choice.method, params, lengths,
+                                            num_processes)
     except (OSError, ValueError) as exc:  # a config transformers cannot read, or an architecture it cannot build
         raise AppError("VALIDATION_ERROR", f"model: cannot read the model's config to estimate it: {exc}",
                        [{"field": "model", "message": "config not readable"}]) from None
@@ -66,14 +79,16 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
             activations_without_checkpointing_bytes=memory["activations_without_checkpointing_bytes"],
             activations_traced=memory["activations_traced"],
             backward_temporaries_bytes=memory["backward_temporaries_bytes"],
+            sequence_length=sequence_length,
+            sequence_length_basis="dataset" if lengths and sequence_length < params.max_length else "max_length",
         ),
         per_device=[StrategyTotal(zero_stage=stage, total_bytes=size) for stage, size in memory["per_device_bytes"].items()],
         total_per_device_bytes=total,
         devices=devices,
         fits=fits,
         warning=_memory_warning(queue, total, devices, params.gradient_checkpointing),
-        process_peak=_process_peak(session, queue, total, project_ids),
-        time=_time_estimate(session, settings, body, model_path, choice, params, num_processes, project_ids),
+        process_peak=_process_peak(session, settings, body.model, choice.method.name, queue, total, project_ids),
+        time=_time_estimate(session, body, dataset, lengths, choice, params, num_processes, project_ids),
     )
 
 
@@ -109,7 +124,18 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
 
 
-def _process_peak(session: Session, queue: str, total_per_device: int, project_ids: list[int]) -> ProcessPeakEstimate:
+def memory_of(model_path: Path, objective: registry.ObjectiveSpec, method: registry.MethodSpec,
+              params: TrainingParams, lengths: Sequence[int] | None,
+              num_processes: int) -> tuple[estimator.MemoryEstimate, int]:
+    """The memory of the run and the sequence length it is counted at: the longest batch the dataset's rows (their
+    token `lengths`, when known) can make."""
+    sequence_length = estimator.sequence_length_for_memory(lengths, params, objective)
+    longest_batch = params.model_copy(update={"max_length": sequence_length})
+    return estimator.estimate_memory(str(model_path), method, longest_batch, num_processes, objective), sequence_length
+
+
+def _process_peak(session: Session, settings: Settings, model: str, method: str, queue: str, total_per_device: int,
+                  project_ids: list[int]) -> ProcessPeakEstimate:
     details = session.scalars(
         select(Run.summary_details)
         .where(Run.project_id.in_(project_ids), Run.queue == queue, Run.status == RunStatus.succeeded,
@@ -120,18 +146,84 @@ def _process_peak(session: Session, queue: str, total_per_device: int, project_i
         return ProcessPeakEstimate(bytes=None, runtime_bytes=None, based_on_runs=0,
                                    reason=f"no earlier succeeded run on queue {queue!r} measured the runtime's memory")
     runtime = int(statistics.median(measured))
-    return ProcessPeakEstimate(bytes=runtime + total_per_device, runtime_bytes=runtime, based_on_runs=len(measured))
+    factors = _allocator_factors(session, settings, model, method, queue, project_ids)
+    factor = allocator_factor(factors)
+    return ProcessPeakEstimate(bytes=runtime + round(total_per_device * factor), runtime_bytes=runtime,
+                               based_on_runs=len(measured), allocator_factor=factor,
+                               allocator_based_on_runs=len(factors))
 
 
-def _time_estimate(session: Session, settings: Settings, body: EstimateCreate, model_path: Path,
+def allocator_factor(factors: Sequence[float]) -> float:
+    """The allocator's share to apply: the median of the recent runs' (newest first, ALLOCATOR_RUNS at most); 1.0
+    without any."""
+    return statistics.median(factors[:ALLOCATOR_RUNS]) if factors else 1.0
+
+
+def _allocator_factors(session: Session, settings: Settings, model: str, method: str, queue: str,
+                       project_ids: list[int]) -> list[float]:
+    """How much more resident memory each recent CPU run of this model and method held than its own estimate: its peak
+    RSS less its runtime's, over its total per device estimated again now. The C allocator keeps freed pages and
+    serves the next step from them: a LoRA run of SmolLM2 held 1.5× its tensors, a full one 1.07×."""
+    runs = session.scalars(
+        select(Run)
+        .where(Run.project_id.in_(project_ids), Run.queue == queue, Run.model == model, Run.method == method,
+               Run.status == RunStatus.succeeded, Run.external.is_(False))
+        .order_by(Run.finished_at.desc()).limit(THROUGHPUT_RUNS))
+    factors: list[float] = []
+    for run in runs:
+        details = run.summary_details or {}
+        peak, runtime = details.get("process_peak_rss_bytes"), details.get("runtime_rss_bytes")
+        # On a GPU the activations are in device memory: the process's RSS says nothing of them.
+        if not peak or not runtime or details.get("cuda_peak_memory_bytes"):
+            continue
+        estimated = _estimated_total(session, settings, run)
+        if estimated:
+            factors.append((peak - runtime) / estimated)
+        if len(factors) == ALLOCATOR_RUNS:
+            break
+    return factors
+
+
+def _estimated_total(session: Session, settings: Settings, run: Run) -> int | None:
+    """The total per device that the estimate gives `run` now, from its recorded config; None when it cannot be
+    recomputed (its model is gone, or its params no longer validate)."""
+    config = training_config(run)
+    try:
+        objective, method = registry.get_objective(run.objective), registry.get_method(run.method)
+        params = registry.params_model(run.objective, run.method).model_validate(config["params"])
+        model_path = resolve_model_path(settings, run.model)
+        dataset = session.get(Dataset, config["dataset"]["id"])
+        lengths = _sequence_lengths(settings, dataset, model_path)
+        memory, _ = memory_of(model_path, objective, method, params, lengths, params.num_processes)
+    except (AppError, ValidationError, KeyError, OSError, ValueError):
+        return None
+    return memory["per_device_bytes"][params.zero_stage]
+
+
+def _dataset(session: Session, dataset_id: int | None, project_ids: list[int]) -> Dataset | None:
+    if dataset_id is None:
+        return None
+    dataset = session.get(Dataset, dataset_id)
+    if dataset is None or not (dataset.bundled or dataset.project_id in project_ids):
+        raise AppError("DATASET_NOT_FOUND", f"dataset: dataset {dataset_id} does not exist", {"field": "dataset"})
+    return dataset
+
+
+def _sequence_lengths(settings: Settings, dataset: Dataset | None, model_path: Path) -> Sequence[int] | None:
+    """The token length of every sequence of the dataset with the model's tokenizer; None without a dataset or when
+    the model has no tokenizer it can go through."""
+    if dataset is None:
+        return None
+    try:
+        return datasets.sequence_token_lengths(settings, dataset, model_path)
+    except AppError:
+        return None
+
+
+def _time_estimate(session: Session, body: EstimateCreate, dataset: Dataset | None, lengths: Sequence[int] | None,
                    choice: TrainingChoice, params: TrainingParams, num_processes: int,
                    project_ids: list[int]) -> TimeEstimate:
-    dataset = None
-    if body.dataset is not None:
-        dataset = session.get(Dataset, body.dataset)
-        if dataset is None or not (dataset.bundled or dataset.project_id in project_ids):
-            raise AppError("DATASET_NOT_FOUND", f"dataset: dataset {body.dataset} does not exist", {"field": "dataset"})
-    tokens, basis = _tokens_to_train(settings, dataset, model_path, choice, params, num_processes)
+    tokens, basis = _tokens_to_train(dataset, lengths, choice, params, num_processes)
     throughputs: list[float] = [value for value in session.scalars(
         select(Run.tokens_per_second)
         .where(Run.project_id.in_(project_ids), Run.model == body.model, Run.method == body.method,
@@ -149,16 +241,14 @@ def _time_estimate(session: Session, settings: Settings, body: EstimateCreate, m
                         seconds=tokens / median)
 
 
-def _tokens_to_train(settings: Settings, dataset: Dataset | None, model_path: Path, choice: TrainingChoice,
+def _tokens_to_train(dataset: Dataset | None, lengths: Sequence[int] | None, choice: TrainingChoice,
                      params: TrainingParams, num_processes: int) -> tuple[int | None, Literal["dataset", "max_length"]]:
     """The training tokens of the run: from the dataset's real token lengths with the model's tokenizer when the
     dataset is chosen (the throughput it is divided by was measured on real tokens too), else every example at
     max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
     if dataset is None:
         return estimator.tokens_to_train(params, num_processes, None), "max_length"
-    try:
-        lengths = datasets.sequence_token_lengths(settings, dataset, model_path)
-    except AppError:  # a model without a tokenizer the dataset can go through: the bound still holds
+    if lengths is None:  # a model without a tokenizer the dataset can go through: the bound still holds
         return estimator.tokens_to_train(params, num_processes, dataset.row_count), "max_length"
     per_example = estimator.tokens_per_example(lengths, params, choice.objective)
     return estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example), "dataset"

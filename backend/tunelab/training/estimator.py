@@ -365,6 +365,17 @@ def sharded_total(weights: int, gradients: int, optimizer_states: int, activatio
     return int(part(optimizer_states, 1) + part(gradients, 2) + part(weights, 3) + activations)
 
 
+def sequence_length_for_memory(sequence_lengths: Sequence[int] | None, params: TrainingParams,
+                               objective: ObjectiveSpec | None = None) -> int:
+    """The longest sequence a batch of the run can hold: a batch is padded to its longest row, so the dataset's
+    longest row cut at max_length; max_length itself when the rows are unknown or the objective packs them into
+    full blocks."""
+    packs = objective is not None and (objective.name == "pretrain" or getattr(params, "packing", False))
+    if packs or not sequence_lengths:
+        return params.max_length
+    return min(params.max_length, max(sequence_lengths))
+
+
 def tokens_per_example(sequence_lengths: Sequence[int], params: TrainingParams,
                        objective: ObjectiveSpec | None = None) -> float:
     """Mean training tokens of one example, from the token lengths of the sequences the trainer builds (a preference

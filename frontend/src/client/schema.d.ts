@@ -1963,6 +1963,17 @@ export interface components {
              */
             reference_weights_bytes: number;
             /**
+             * Sequence Length
+             * @description Tokens per sequence of the longest batch the activations are counted for: the dataset's longest row cut at max_length, else max_length
+             */
+            sequence_length: number;
+            /**
+             * Sequence Length Basis
+             * @description dataset: the chosen dataset's longest row with this model's tokenizer; max_length: no dataset chosen, or the objective packs rows into full blocks
+             * @enum {string}
+             */
+            sequence_length_basis: "dataset" | "max_length";
+            /**
              * Weights Bytes
              * @description Every parameter: frozen ones in the dtype they are loaded in, trained ones in fp32
              */
@@ -2266,11 +2277,23 @@ export interface components {
          *     torch, transformers), which no method changes and which is measured on the queue's earlier runs.
          */
         ProcessPeakEstimate: {
+            /**
+             * Allocator Based On Runs
+             * @description The runs allocator_factor was measured on
+             * @default 0
+             */
+            allocator_based_on_runs: number;
+            /**
+             * Allocator Factor
+             * @description What the process holds per byte of its tensors: the C allocator keeps freed pages between steps. The median, over the most recent CPU runs of this model and method, of their peak RSS less their runtime over their own estimate; 1.0 when none was measured
+             * @default 1
+             */
+            allocator_factor: number;
             /** Based On Runs */
             based_on_runs: number;
             /**
              * Bytes
-             * @description Runtime + the total per device; null until a run of the queue measured its runtime
+             * @description Runtime + the total per device × allocator_factor; null until a run of the queue measured its runtime
              */
             bytes: number | null;
             /**

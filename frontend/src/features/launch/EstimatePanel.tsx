@@ -7,7 +7,15 @@ import { Card, ErrorBox } from "../../components/ui/ui";
 import { formatBytes, formatCount } from "../../lib/format";
 import { estimateQueryOptions } from "./api/estimates";
 import type { EstimateRequest } from "./api/estimates";
-import { breakdownRows, checkpointingEffect, estimateIsStale, peakSummary, strategyLabel, timeSummary } from "./estimate";
+import {
+  breakdownRows,
+  checkpointingEffect,
+  estimateIsStale,
+  peakSummary,
+  sequenceLengthNote,
+  strategyLabel,
+  timeSummary,
+} from "./estimate";
 
 const DEBOUNCE_MS = 400;
 
@@ -56,6 +64,7 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
           <p className="help" data-testid="estimate-peak">
             {peakSummary(data)}
           </p>
+          <p className="help">{sequenceLengthNote(data.memory)}</p>
           <p className="help" data-testid="estimate-checkpointing">
             {checkpointingEffect(data, data.gradient_checkpointing)}
           </p>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { formatCount } from "../../lib/format";
-import { breakdownRows, checkpointingEffect, estimateIsStale, peakSummary, strategyLabel, timeSummary } from "./estimate";
+import { breakdownRows, checkpointingEffect, estimateIsStale, peakSummary, sequenceLengthNote, strategyLabel, timeSummary } from "./estimate";
 import type { Estimate } from "./estimate";
 
 const MiB = 1024 ** 2;
@@ -34,14 +34,30 @@ describe("estimate display", () => {
     const cpu = { name: "cpu", kind: "cpu", memory_bytes: 8 * 1024 * MiB };
     const base = { ...estimate, memory, total_per_device_bytes: 1100 * MiB, devices: [{ worker: "w", device: cpu, fits: true }] } as unknown as Estimate;
     expect(breakdownRows(base).map((r) => r.label)).toContain("Backward temporaries");
-    const measured = { ...base, process_peak: { bytes: 1600 * MiB, runtime_bytes: 500 * MiB, based_on_runs: 3, reason: null } } as Estimate;
+    const measured = {
+      ...base,
+      process_peak: { bytes: 1600 * MiB, runtime_bytes: 500 * MiB, based_on_runs: 3, reason: null, allocator_factor: 1, allocator_based_on_runs: 0 },
+    } as Estimate;
     expect(peakSummary(measured)).toBe(
       "Process peak (RSS) ≈ 1.6 GiB: the runtime's 500.0 MiB (measured on 3 earlier runs) + this run's 1.1 GiB (model state 250.0 MiB).",
+    );
+    const slack = { ...measured, process_peak: { ...measured.process_peak, bytes: 2150 * MiB, allocator_factor: 1.5, allocator_based_on_runs: 1 } } as Estimate;
+    expect(peakSummary(slack)).toBe(
+      "Process peak (RSS) ≈ 2.1 GiB: the runtime's 500.0 MiB (measured on 3 earlier runs) + this run's 1.1 GiB (model state 250.0 MiB) × 1.50, what the allocator held per byte of tensors on 1 earlier run of this model and method.",
     );
     const unmeasured = { ...base, process_peak: { bytes: null, runtime_bytes: null, based_on_runs: 0, reason: "no earlier succeeded run on queue 'cpu'" } } as Estimate;
     expect(peakSummary(unmeasured)).toContain("not measured yet (no earlier succeeded run on queue 'cpu')");
     const gpu = { ...measured, devices: [{ worker: "w", device: { ...cpu, kind: "cuda", name: "H100" }, fits: true }] } as unknown as Estimate;
     expect(peakSummary(gpu)).toBe("CUDA peak ≈ 1.1 GiB per device (model state 250.0 MiB).");
+  });
+
+  it("says which sequence length the activations are counted at", () => {
+    expect(sequenceLengthNote({ ...estimate.memory, sequence_length: 87, sequence_length_basis: "dataset" })).toBe(
+      "Activations are counted for batches of the dataset's longest row, 87 tokens.",
+    );
+    expect(sequenceLengthNote({ ...estimate.memory, sequence_length: 512, sequence_length_basis: "max_length" })).toContain(
+      "at max length, 512 tokens; choose the dataset",
+    );
   });
 
   it("shows a reference model only when the run keeps one", () => {

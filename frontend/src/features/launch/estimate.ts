@@ -42,8 +42,20 @@ export function peakSummary(estimate: Estimate): string {
   if (peak.bytes === null || peak.runtime_bytes === null) {
     return `Process peak (RSS): this run's ${formatBytes(estimate.total_per_device_bytes)} plus the runtime's own memory, not measured yet (${peak.reason ?? "no earlier run"}).`;
   }
-  const runs = `${peak.based_on_runs} earlier ${peak.based_on_runs === 1 ? "run" : "runs"}`;
-  return `Process peak (RSS) ≈ ${formatBytes(peak.bytes)}: the runtime's ${formatBytes(peak.runtime_bytes)} (measured on ${runs}) + this run's ${formatBytes(estimate.total_per_device_bytes)} (${state}).`;
+  const runs = (count: number) => `${count} earlier ${count === 1 ? "run" : "runs"}`;
+  const held = `this run's ${formatBytes(estimate.total_per_device_bytes)} (${state})`;
+  const allocator =
+    peak.allocator_based_on_runs > 0
+      ? ` × ${peak.allocator_factor.toFixed(2)}, what the allocator held per byte of tensors on ${runs(peak.allocator_based_on_runs)} of this model and method`
+      : "";
+  return `Process peak (RSS) ≈ ${formatBytes(peak.bytes)}: the runtime's ${formatBytes(peak.runtime_bytes)} (measured on ${runs(peak.based_on_runs)}) + ${held}${allocator}.`;
+}
+
+/** What sequence length the activations are counted at: the chosen dataset's longest row, or max_length. */
+export function sequenceLengthNote(memory: Estimate["memory"]): string {
+  return memory.sequence_length_basis === "dataset"
+    ? `Activations are counted for batches of the dataset's longest row, ${memory.sequence_length} tokens.`
+    : `Activations are counted for batches at max length, ${memory.sequence_length} tokens; choose the dataset to count its longest row.`;
 }
 
 export function strategyLabel(zeroStage: number): string {
