@@ -20,9 +20,10 @@ started by fork + exec keeps its parent's RSS at the fork as the floor of its ru
 The figures that the API takes from earlier succeeded runs come here from this script's earlier runs: the process
 peak is the per-device total times the allocator's share measured on the earlier runs of the same model and method
 (their peak RSS less their runtime, over their own estimate; 1.0 without any) plus the median runtime RSS of the
-queue's earlier runs (any model or method), the time is the tokens to train over the median tokens/s of the earlier runs of the same model and method (the API does not
-look at the objective). With --repeats 2 the first round calibrates and the second is compared, as on a warm worker
-(a fresh process, libraries preloaded). Targets of the issue: process peak within ±15 % of its estimate, time within
+queue's earlier runs (any model or method); the time is the tokens to train at the step cost of the earlier runs of
+the same model and method (a fixed part per step and a part per token, fitted on their tokens and seconds per step;
+the API does not look at the objective). With --repeats 2 the first round calibrates and the second is compared, as
+on a warm worker (a fresh process, libraries preloaded). Targets of the issue: process peak within ±15 % of its estimate, time within
 ±30 %. The machine's load average and CPU count are printed at the start and the end, with the library versions.
 """
 
@@ -43,6 +44,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "backend"))
 
+# Light (no torch): the parent process stays small.
+from tunelab.training.estimator import ALLOCATOR_RUNS, StepCost, allocator_factor, fit_step_cost  # noqa: E402
+
 # Small enough for a 2-core machine; eval_split 0.01 keeps the run's phases (step-0 and final eval, samples) cheap.
 SETTING: dict[str, Any] = {
     "max_steps": 6, "per_device_train_batch_size": 4, "max_length": 128, "generation_eval_rows": 0,
@@ -51,7 +55,6 @@ SETTING: dict[str, Any] = {
 PEAK_TARGET = 0.15
 TIME_TARGET = 0.30
 THROUGHPUT_RUNS = 20  # services/estimates.py's window of earlier runs
-ALLOCATOR_RUNS = 5  # and its window of runs whose allocator share is measured (allocator_factor)
 CHILD_TIMEOUT_S = 1800
 MIB = 2**20
 
@@ -323,6 +326,14 @@ class EarlierRun:
     runtime_rss_bytes: int | None
     process_peak_rss_bytes: int | None
     per_device_estimated_bytes: int  # the estimate the allocator's share is measured against
+    timed_step: tuple[float, float] | None  # (tokens, seconds) per step of its timed steps, as the summary records
+
+
+def timed_step(summary: dict[str, Any]) -> tuple[float, float] | None:
+    steps = summary.get("train_steps_timed")
+    if not steps:
+        return None
+    return summary["train_tokens_timed"] / steps, summary["train_seconds_timed"] / steps
 
 
 def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, Any],
@@ -332,28 +343,29 @@ def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, 
     runtimes = [run.runtime_rss_bytes for run in recent if run.runtime_rss_bytes]
     runtime_estimate = int(statistics.median(runtimes)) if runtimes else None
     same_method = [run for run in earlier_runs if (run.model, run.method) == (config.model, config.method)]
-    # services/estimates.py's allocator_factor, without importing the services into this small process.
     factors = [(run.process_peak_rss_bytes - run.runtime_rss_bytes) / run.per_device_estimated_bytes
                for run in same_method[:THROUGHPUT_RUNS] if run.process_peak_rss_bytes and run.runtime_rss_bytes]
-    factor = statistics.median(factors[:ALLOCATOR_RUNS]) if factors else 1.0
+    factor = allocator_factor(factors)
     peak_estimate = (runtime_estimate + round(estimated["per_device_bytes"] * factor)
                      if runtime_estimate is not None else None)
     earlier_throughputs = [run.tokens_per_second for run in same_method if run.tokens_per_second][:THROUGHPUT_RUNS]
-    same_objective_throughputs = [run.tokens_per_second for run in same_method
-                                  if run.objective == config.objective and run.tokens_per_second][:THROUGHPUT_RUNS]
+    timed = [run.timed_step for run in same_method[:THROUGHPUT_RUNS] if run.timed_step]
+    same_objective = [run for run in same_method if run.objective == config.objective][:THROUGHPUT_RUNS]
+    costs = (fit_step_cost(timed, earlier_throughputs),
+             fit_step_cost([run.timed_step for run in same_objective if run.timed_step],
+                           [run.tokens_per_second for run in same_objective if run.tokens_per_second]))
     summary = measured["summary"]
     steps = measured["step_seconds"]
     step_mean = statistics.fmean(steps) if steps else None
     tokens_seen = measured["tokens_seen"]
     measured_tokens_per_step = tokens_seen / len(steps) if tokens_seen and steps else None
 
-    def seconds_per_step(throughputs: list[float]) -> float | None:
-        if not throughputs or estimated["tokens_per_step"] is None:
+    def seconds_per_step(cost: StepCost | None) -> float | None:
+        if cost is None or estimated["tokens_per_step"] is None:
             return None
-        return estimated["tokens_per_step"] / statistics.median(throughputs)
+        return cost.seconds(1, estimated["tokens_per_step"])
 
-    est_step = seconds_per_step(earlier_throughputs)
-    est_step_same_objective = seconds_per_step(same_objective_throughputs)
+    est_step, est_step_same_objective = (seconds_per_step(cost) for cost in costs)
     peak_rss = summary.get("process_peak_rss_bytes")
     runtime_rss = measured["rss_torch_transformers_bytes"]
     run_share = peak_rss - runtime_rss if peak_rss is not None else None
@@ -386,7 +398,8 @@ def compare(config: BenchConfig, estimated: dict[str, Any], measured: dict[str, 
         "tokens_per_step_estimated": estimated["tokens_per_step"],
         "tokens_per_step_measured": measured_tokens_per_step,
         "earlier_runs": len(earlier_throughputs),
-        "earlier_tokens_per_second_median": statistics.median(earlier_throughputs) if earlier_throughputs else None,
+        "earlier_tokens_per_second": 1 / costs[0].seconds_per_token if costs[0] else None,
+        "earlier_fixed_seconds_per_step": costs[0].fixed_seconds if costs[0] else None,
         "tokens_per_second": summary.get("tokens_per_second"),
         "step_seconds_estimated": est_step,
         "step_seconds_estimated_same_objective": est_step_same_objective,
@@ -421,19 +434,20 @@ def print_tables(rows: list[dict[str, Any]]) -> None:
               f"| {within(r['process_peak_ratio'], PEAK_TARGET)} | {mib(r['rss_torch_transformers_bytes'])} "
               f"| {mib(r['rss_past_runtime_bytes'])} | {show_ratio(r['per_device_ratio'])} "
               f"| {mib(r['cuda_peak_memory_bytes'])} |")
-    print("\nTime per training step (estimate: tokens to train / median tokens/s of the earlier runs of the same "
-          "model and method)\n")
-    print("| config | tokens/step est. | measured | earlier runs | their median tok/s | s/step est. "
+    print("\nTime per training step (estimate: a step's fixed cost + its tokens at the rate of the earlier runs of the "
+          "same model and method, fitted on their tokens and seconds per step; their median tokens/s where their "
+          "tokens per step differ less than 1.5×)\n")
+    print("| config | tokens/step est. | measured | earlier runs | their tok/s; fixed s/step | s/step est. "
           "| measured (mean; first step) | est./meas. | time ±30 % | s/step est. from same objective only "
           "| run's tok/s | run time est. / wall time |")
     print("|" + "---|" * 12)
     for r in rows:
         steps = r["step_seconds"]
         measured = f"{r['step_seconds_measured']:.3f} s; {steps[0]:.3f} s" if steps else "—"
-        earlier_median = r["earlier_tokens_per_second_median"]
+        rate = f"{fmt(r['earlier_tokens_per_second'], ',.0f')}; {fmt(r['earlier_fixed_seconds_per_step'], '.2f', ' s')}"
         print(f"| {r['config']['name']} | {fmt(r['tokens_per_step_estimated'], '.0f')} "
               f"| {fmt(r['tokens_per_step_measured'], '.0f')} | {r['earlier_runs']} "
-              f"| {fmt(earlier_median, ',.0f')} | {fmt(r['step_seconds_estimated'], '.3f', ' s')} | {measured} "
+              f"| {rate} | {fmt(r['step_seconds_estimated'], '.3f', ' s')} | {measured} "
               f"| {show_ratio(r['step_ratio'])} | {within(r['step_ratio'], TIME_TARGET)} "
               f"| {fmt(r['step_seconds_estimated_same_objective'], '.3f', ' s')} "
               f"| {fmt(r['tokens_per_second'], ',.0f')} "
@@ -495,7 +509,8 @@ def main() -> None:
                                              measured["summary"].get("tokens_per_second"),
                                              measured["summary"].get("runtime_rss_bytes"),
                                              measured["summary"].get("process_peak_rss_bytes"),
-                                             estimates[config.name]["per_device_bytes"]))
+                                             estimates[config.name]["per_device_bytes"],
+                                             timed_step(measured["summary"])))
     # A child's ru_maxrss is at least this process's RSS when it was started: it must stay below every run's peak.
     parent_peak = process_peak_rss()
     end = machine_state()

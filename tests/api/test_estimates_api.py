@@ -263,3 +263,29 @@ def test_the_process_peak_scales_by_what_the_allocator_kept_on_earlier_runs_of_t
     ia3 = estimate(http, member.headers, method="ia3", dataset=tasks["id"]).json()
     assert ia3["process_peak"]["allocator_factor"] == 1.0 and ia3["process_peak"]["allocator_based_on_runs"] == 0
     assert ia3["process_peak"]["bytes"] == ia3["process_peak"]["runtime_bytes"] + ia3["total_per_device_bytes"]
+
+
+def test_time_tells_a_steps_fixed_cost_from_its_cost_per_token_when_earlier_runs_differ(app, client):
+    """Full fine-tuning of SmolLM2 trained 95 tokens/s on short rows and 130 on long ones (the optimizer's update
+    costs the same whatever the tokens): the median throughput put a long-row run at 1.32× its time."""
+    http = stateless_client(app)
+    member = create_member(app, client, "stepcost")
+    project, _ = create_project(http, member, "stepcost")
+
+    def seconds(tokens: float) -> float:
+        return 0.5 + tokens / 400  # a fixed 0.5 s and 400 tokens/s
+
+    with session_scope() as session:
+        for tokens_per_step in (100, 110, 400):
+            details = {"train_steps_timed": 10, "train_tokens_timed": 10.0 * tokens_per_step,
+                       "train_seconds_timed": 10 * seconds(tokens_per_step)}
+            session.add(Run(project_id=project, name="history", objective="sft", method="full", model=TINY, config={},
+                            seed=0, queue="elsewhere", status=RunStatus.succeeded, finished_at=utcnow(),
+                            tokens_per_second=tokens_per_step / seconds(tokens_per_step), summary_details=details))
+
+    params = {"max_steps": 20, "per_device_train_batch_size": 2, "max_length": 64}
+    time = estimate(http, member.headers, method="full", params=params).json()["time"]
+
+    assert time["tokens"] == 20 * 2 * 64 and time["tokens_basis"] == "max_length"
+    assert time["seconds_per_step_fixed"] == pytest.approx(0.5) and time["tokens_per_second"] == pytest.approx(400)
+    assert time["seconds"] == pytest.approx(20 * seconds(2 * 64))

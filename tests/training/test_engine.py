@@ -41,6 +41,11 @@ def test_lora_trains_reports_and_its_adapter_reloads_exactly(train, assets):
     assert 0 < result.summary["runtime_rss_bytes"] < result.summary["process_peak_rss_bytes"]
     train_steps = [step for step, values, _ in sink.metrics if "train/loss" in values]
     assert train_steps == [1, 2, 3, 4]
+    # What the throughput is measured on, for the estimate's step cost: the 4 logged steps, their tokens and time.
+    summary = result.summary
+    assert summary["train_steps_timed"] == 4
+    assert summary["train_tokens_timed"] == sink.series("train/tokens_seen")[-1][1]
+    assert summary["tokens_per_second"] == pytest.approx(summary["train_tokens_timed"] / summary["train_seconds_timed"])
     assert all(TRAIN_KEYS <= set(values) for _, values, _ in sink.metrics if "train/loss" in values)
     assert [step for step, _ in sink.series("eval/loss")] == [0, 2, 4]
     assert all(v == pytest.approx(torch.tensor(loss).exp().item()) for (_, v), (_, loss) in

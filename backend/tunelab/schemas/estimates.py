@@ -84,7 +84,12 @@ class TimeEstimate(BaseModel):
     tokens_basis: Literal["dataset", "max_length"] | None = Field(
         None, description="dataset: from the rows' token lengths with this model's tokenizer; max_length: an upper "
         "bound, every example at max_length (no dataset chosen)")
-    tokens_per_second: float | None = Field(description="Median of earlier succeeded runs of this model and method")
+    tokens_per_second: float | None = Field(description="Training tokens per second of a step's per-token part, "
+                                            "from earlier succeeded runs of this model and method (their median "
+                                            "throughput when seconds_per_step_fixed is 0)")
+    seconds_per_step_fixed: float = Field(0.0, description="A step's fixed cost whatever its tokens (the optimizer's "
+                                          "update), fitted on earlier runs whose tokens per step differ by 1.5× or "
+                                          "more; 0 when they do not")
     based_on_runs: int
     seconds: float | None
     reason: str | None = Field(None, description="Why there is no estimate")

@@ -6,7 +6,7 @@ import logging
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from redis.exceptions import RedisError
@@ -41,8 +41,6 @@ from tunelab.training.params import TrainingParams
 log = logging.getLogger(__name__)
 # Throughput of the most recent runs only: an old figure may come from other hardware or library versions.
 THROUGHPUT_RUNS = 20
-# The allocator's share is read from the few most recent runs of the model and method: each is estimated again.
-ALLOCATOR_RUNS = 5
 
 
 def estimate_run(session: Session, settings: Settings, body: EstimateCreate, project_ids: list[int]) -> EstimatePublic:
@@ -147,16 +145,10 @@ def _process_peak(session: Session, settings: Settings, model: str, method: str,
                                    reason=f"no earlier succeeded run on queue {queue!r} measured the runtime's memory")
     runtime = int(statistics.median(measured))
     factors = _allocator_factors(session, settings, model, method, queue, project_ids)
-    factor = allocator_factor(factors)
+    factor = estimator.allocator_factor(factors)
     return ProcessPeakEstimate(bytes=runtime + round(total_per_device * factor), runtime_bytes=runtime,
                                based_on_runs=len(measured), allocator_factor=factor,
                                allocator_based_on_runs=len(factors))
-
-
-def allocator_factor(factors: Sequence[float]) -> float:
-    """The allocator's share to apply: the median of the recent runs' (newest first, ALLOCATOR_RUNS at most); 1.0
-    without any."""
-    return statistics.median(factors[:ALLOCATOR_RUNS]) if factors else 1.0
 
 
 def _allocator_factors(session: Session, settings: Settings, model: str, method: str, queue: str,
@@ -179,7 +171,7 @@ def _allocator_factors(session: Session, settings: Settings, model: str, method:
         estimated = _estimated_total(session, settings, run)
         if estimated:
             factors.append((peak - runtime) / estimated)
-        if len(factors) == ALLOCATOR_RUNS:
+        if len(factors) == estimator.ALLOCATOR_RUNS:
             break
     return factors
 
@@ -223,32 +215,45 @@ def _sequence_lengths(settings: Settings, dataset: Dataset | None, model_path: P
 def _time_estimate(session: Session, body: EstimateCreate, dataset: Dataset | None, lengths: Sequence[int] | None,
                    choice: TrainingChoice, params: TrainingParams, num_processes: int,
                    project_ids: list[int]) -> TimeEstimate:
-    tokens, basis = _tokens_to_train(dataset, lengths, choice, params, num_processes)
-    throughputs: list[float] = [value for value in session.scalars(
-        select(Run.tokens_per_second)
+    tokens, basis, tokens_per_step = _tokens_to_train(dataset, lengths, choice, params, num_processes)
+    earlier = session.execute(
+        select(Run.tokens_per_second, Run.summary_details)
         .where(Run.project_id.in_(project_ids), Run.model == body.model, Run.method == body.method,
                Run.status == RunStatus.succeeded, Run.tokens_per_second > 0)
-        .order_by(Run.finished_at.desc()).limit(THROUGHPUT_RUNS)
-    ) if value is not None]
+        .order_by(Run.finished_at.desc()).limit(THROUGHPUT_RUNS)).all()
+    throughputs = [rate for rate, _ in earlier if rate is not None]
     if tokens is None:
         return TimeEstimate(tokens=None, tokens_per_second=None, based_on_runs=len(throughputs), seconds=None,
                             reason="the run trains for epochs: choose its dataset, or set max_steps")
-    if not throughputs:
+    timed = [step for step in (_timed_step(details) for _, details in earlier) if step is not None]
+    cost = estimator.fit_step_cost(timed, throughputs)
+    if cost is None:
         return TimeEstimate(tokens=tokens, tokens_basis=basis, tokens_per_second=None, based_on_runs=0, seconds=None,
                             reason=f"no earlier succeeded run of {body.method} on {body.model} to measure throughput")
-    median = statistics.median(throughputs)
-    return TimeEstimate(tokens=tokens, tokens_basis=basis, tokens_per_second=median, based_on_runs=len(throughputs),
-                        seconds=tokens / median)
+    return TimeEstimate(tokens=tokens, tokens_basis=basis, tokens_per_second=1 / cost.seconds_per_token,
+                        seconds_per_step_fixed=cost.fixed_seconds, based_on_runs=len(throughputs),
+                        seconds=cost.seconds(tokens / tokens_per_step, tokens))
+
+
+def _timed_step(details: dict[str, Any] | None) -> tuple[float, float] | None:
+    """(tokens per step, seconds per step) of an earlier run's timed steps; None for a run from before they were
+    recorded."""
+    if not details or not details.get("train_steps_timed"):
+        return None
+    steps = details["train_steps_timed"]
+    return details["train_tokens_timed"] / steps, details["train_seconds_timed"] / steps
 
 
 def _tokens_to_train(dataset: Dataset | None, lengths: Sequence[int] | None, choice: TrainingChoice,
-                     params: TrainingParams, num_processes: int) -> tuple[int | None, Literal["dataset", "max_length"]]:
-    """The training tokens of the run: from the dataset's real token lengths with the model's tokenizer when the
-    dataset is chosen (the throughput it is divided by was measured on real tokens too), else every example at
-    max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
-    if dataset is None:
-        return estimator.tokens_to_train(params, num_processes, None), "max_length"
-    if lengths is None:  # a model without a tokenizer the dataset can go through: the bound still holds
-        return estimator.tokens_to_train(params, num_processes, dataset.row_count), "max_length"
+                     params: TrainingParams,
+                     num_processes: int) -> tuple[int | None, Literal["dataset", "max_length"], float]:
+    """The training tokens of the run and its tokens per step: from the dataset's real token lengths with the model's
+    tokenizer when the dataset is chosen (the throughput it is divided by was measured on real tokens too), else
+    every example at max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
+    examples_per_step = params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
+    if dataset is None or lengths is None:  # without a tokenizer the dataset can go through, the bound still holds
+        tokens = estimator.tokens_to_train(params, num_processes, None if dataset is None else dataset.row_count)
+        return tokens, "max_length", examples_per_step * params.max_length
     per_example = estimator.tokens_per_example(lengths, params, choice.objective)
-    return estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example), "dataset"
+    return (estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example), "dataset",
+            examples_per_step * per_example)

@@ -87,7 +87,7 @@ SUMMARY_FIELDS = ("trainable_params", "total_params", "peak_memory_bytes", "wall
 # Summary figures kept in run.summary_details: shown on the run page, never sorted or filtered on.
 SUMMARY_DETAILS = ("model_state_bytes", "model_state_weights_bytes", "model_state_gradients_bytes",
                    "model_state_optimizer_states_bytes", "cuda_peak_memory_bytes", "process_peak_rss_bytes",
-                   "runtime_rss_bytes",
+                   "runtime_rss_bytes", "train_steps_timed", "train_tokens_timed", "train_seconds_timed",
                    "tokenized_rows", "truncated_rows", "truncated_tokens", "generation_rows_requested",
                    "generation_rows", "generation_exact_match", "generation_rouge_l", "generation_bleu",
                    "base_generation_rows", "base_generation_exact_match", "base_generation_rouge_l",

@@ -34,10 +34,12 @@ class SinkCallback(TrainerCallback):
         self.canceled = False
         self._step_started = 0.0
         self._seconds_since_log = 0.0  # time inside training steps only, so evaluations do not dilute throughput
+        self._steps_since_log = 0
         self._tokens_at_last_log = 0.0
         # Over the logged steps of this attempt: what the run's throughput is measured on (evaluations excluded).
         self.train_tokens = 0.0
         self.train_step_seconds = 0.0
+        self.train_steps = 0
 
     @property
     def tokens_per_second(self) -> float:
@@ -77,7 +79,8 @@ class SinkCallback(TrainerCallback):
                 values["train/tokens_seen"] = num_tokens  # the x axis "tokens seen" of the charts
             self.train_tokens += num_tokens - self._tokens_at_last_log
             self.train_step_seconds += self._seconds_since_log
-            self._seconds_since_log, self._tokens_at_last_log = 0.0, num_tokens
+            self.train_steps += self._steps_since_log
+            self._seconds_since_log, self._steps_since_log, self._tokens_at_last_log = 0.0, 0, num_tokens
         if "eval_loss" in logs:
             eval_loss = float(logs["eval_loss"])
             values["eval/loss"] = eval_loss
@@ -91,6 +94,7 @@ class SinkCallback(TrainerCallback):
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:
         self._seconds_since_log += time.perf_counter() - self._step_started
+        self._steps_since_log += 1
         self.sink.progress(state.global_step, state.max_steps)
         # Only rank 0 hears a cancel (the others' sinks record nothing); every rank must stop at the same step, or the
         # ones still training wait forever on the others' gradients.

@@ -325,6 +325,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     model_state = state_recorder.peak or model_state_bytes(trained, trainer.optimizer)
     summary = run_summary(trained, history, callback.tokens_per_second, time.perf_counter() - started, model_state,
                           objective.reports_perplexity)
+    if callback.train_steps:
+        summary.update({"train_steps_timed": callback.train_steps, "train_tokens_timed": callback.train_tokens,
+                        "train_seconds_timed": callback.train_step_seconds})
     summary.update(data_summary)
     summary.update(generation_summary)
     summary.update(preference_summary(history))

@@ -26,6 +26,7 @@ states / + gradients / + weights by the number of processes.
 import functools
 import json
 import logging
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,3 +401,50 @@ def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: in
         return None
     train_rows = dataset_rows - (max(1, round(dataset_rows * params.eval_split)) if params.eval_split > 0 else 0)
     return int(max(0, train_rows) * params.num_train_epochs * per_example)
+
+
+# ---------------------------------------------------------------- what earlier runs measured
+
+# The allocator's share is read from the few most recent runs of the model and method: each is estimated again.
+ALLOCATOR_RUNS = 5
+
+
+def allocator_factor(factors: Sequence[float]) -> float:
+    """The allocator's share to apply: the median of the recent runs' (newest first, ALLOCATOR_RUNS at most); 1.0
+    without any."""
+    return statistics.median(factors[:ALLOCATOR_RUNS]) if factors else 1.0
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """What a training step of a model and method costs: a fixed part, whatever its tokens (the optimizer's update
+    of every trained parameter: ~0.7 s for full fine-tuning of SmolLM2 on 2 CPU cores), and a part per token."""
+
+    fixed_seconds: float
+    seconds_per_token: float
+
+    def seconds(self, steps: float, tokens: float) -> float:
+        return steps * self.fixed_seconds + tokens * self.seconds_per_token
+
+
+# Earlier runs tell the fixed part from the per-token one only when their tokens per step differ this much.
+STEP_COST_SPREAD = 1.5
+
+
+def fit_step_cost(steps: Sequence[tuple[float, float]], throughputs: Sequence[float]) -> StepCost | None:
+    """The step cost from earlier runs: a least-squares line through their (tokens per step, seconds per step) when
+    their tokens per step differ enough and the line is a cost (both parts ≥ 0); else the median throughput alone (a
+    run of short rows trains fewer tokens per second than one of long rows: the fixed part weighs more). None
+    without any earlier run."""
+    points = [(tokens, seconds) for tokens, seconds in steps if tokens > 0 and seconds > 0]
+    if len(points) >= 2:
+        tokens = [t for t, _ in points]
+        if max(tokens) >= STEP_COST_SPREAD * min(tokens):
+            mean_t, mean_s = statistics.fmean(tokens), statistics.fmean(s for _, s in points)
+            slope = (sum((t - mean_t) * (s - mean_s) for t, s in points)
+                     / sum((t - mean_t) ** 2 for t in tokens))
+            fixed = mean_s - slope * mean_t
+            if slope > 0 and fixed >= 0:
+                return StepCost(fixed_seconds=fixed, seconds_per_token=slope)
+    rates = [rate for rate in throughputs if rate > 0]
+    return StepCost(fixed_seconds=0.0, seconds_per_token=1 / statistics.median(rates)) if rates else None

@@ -23,6 +23,11 @@ class RunSummary(TypedDict, total=False):
     runtime_rss_bytes: int  # the process's RSS before loading any data or model: the libraries' own share
     wall_time_s: float
     tokens_per_second: float  # training tokens over the time inside training steps (evaluations excluded)
+    # What tokens_per_second is measured on, this attempt's logged steps: how many, their tokens and their time. Runs
+    # with different tokens per step tell a step's fixed cost (the optimizer's update) from its cost per token.
+    train_steps_timed: int
+    train_tokens_timed: float
+    train_seconds_timed: float
     # What max_length cuts, counted on the trainer's token sequences of every row (train and eval split).
     tokenized_rows: int
     truncated_rows: int  # rows longer than max_length

@@ -3432,6 +3432,12 @@ export interface components {
             /** Seconds */
             seconds: number | null;
             /**
+             * Seconds Per Step Fixed
+             * @description A step's fixed cost whatever its tokens (the optimizer's update), fitted on earlier runs whose tokens per step differ by 1.5× or more; 0 when they do not
+             * @default 0
+             */
+            seconds_per_step_fixed: number;
+            /**
              * Tokens
              * @description Training tokens the run goes through: from the dataset's own token lengths (each cut at max_length; packed sequences are full) when it is known, else the upper bound of every example at max_length
              */
@@ -3443,7 +3449,7 @@ export interface components {
             tokens_basis?: ("dataset" | "max_length") | null;
             /**
              * Tokens Per Second
-             * @description Median of earlier succeeded runs of this model and method
+             * @description Training tokens per second of a step's per-token part, from earlier succeeded runs of this model and method (their median throughput when seconds_per_step_fixed is 0)
              */
             tokens_per_second: number | null;
         };

@@ -71,13 +71,16 @@ describe("estimate display", () => {
   });
 
   it("gives a time from earlier runs, or the reason there is none", () => {
-    expect(timeSummary({ tokens: 600_000, tokens_per_second: 1000, based_on_runs: 3, seconds: 600, reason: null, tokens_basis: "max_length" })).toBe(
+    expect(timeSummary({ tokens: 600_000, tokens_per_second: 1000, seconds_per_step_fixed: 0, based_on_runs: 3, seconds: 600, reason: null, tokens_basis: "max_length" })).toBe(
       "Time: at most about 10 min 0 s (every example at max length; choose the dataset for its real lengths — from 3 earlier runs at 1000 tokens/s).",
     );
-    expect(timeSummary({ tokens: 75_000, tokens_per_second: 1000, based_on_runs: 1, seconds: 75, reason: null, tokens_basis: "dataset" })).toBe(
+    expect(timeSummary({ tokens: 75_000, tokens_per_second: 1000, seconds_per_step_fixed: 0, based_on_runs: 1, seconds: 75, reason: null, tokens_basis: "dataset" })).toBe(
       `Time: about 1 min 15 s (${formatCount(75_000)} tokens from the dataset's own lengths, from 1 earlier run at 1000 tokens/s).`,
     );
-    expect(timeSummary({ tokens: 1, tokens_per_second: null, based_on_runs: 0, seconds: null, reason: "no earlier run" })).toBe(
+    expect(
+      timeSummary({ tokens: 75_000, tokens_per_second: 1000, seconds_per_step_fixed: 0.7, based_on_runs: 4, seconds: 96, reason: null, tokens_basis: "dataset" }),
+    ).toContain("from 4 earlier runs at 1000 tokens/s + 0.70 s per step).");
+    expect(timeSummary({ tokens: 1, tokens_per_second: null, seconds_per_step_fixed: 0, based_on_runs: 0, seconds: null, reason: "no earlier run" })).toBe(
       "Time: unknown — no earlier run.",
     );
   });

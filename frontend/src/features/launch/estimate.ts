@@ -62,12 +62,14 @@ export function strategyLabel(zeroStage: number): string {
   return zeroStage === 0 ? "DDP" : `ZeRO-${zeroStage}`;
 }
 
-/** "about 12 min (the dataset's 1.2M tokens, from 3 earlier runs at 250 tokens/s)", "at most about …" when every
- * example is counted at max_length (no dataset chosen), or why there is no estimate. */
+/** "about 12 min (the dataset's 1.2M tokens, from 3 earlier runs at 250 tokens/s + 0.70 s per step)", "at most about …"
+ * when every example is counted at max_length (no dataset chosen), or why there is no estimate. The fixed part per step
+ * (the optimizer's update) is there when earlier runs with different tokens per step told it apart. */
 export function timeSummary(time: Estimate["time"]): string {
   if (time.seconds === null || time.seconds === undefined || !time.tokens_per_second) return `Time: unknown — ${time.reason ?? "no measurement"}.`;
   const runs = time.based_on_runs === 1 ? "1 earlier run" : `${time.based_on_runs} earlier runs`;
-  const measured = `from ${runs} at ${Math.round(time.tokens_per_second)} tokens/s`;
+  const fixed = time.seconds_per_step_fixed > 0 ? ` + ${time.seconds_per_step_fixed.toFixed(2)} s per step` : "";
+  const measured = `from ${runs} at ${Math.round(time.tokens_per_second)} tokens/s${fixed}`;
   if (time.tokens_basis === "dataset" && time.tokens) {
     return `Time: about ${formatDuration(time.seconds)} (${formatCount(time.tokens)} tokens from the dataset's own lengths, ${measured}).`;
   }
