@@ -9,7 +9,7 @@ SMOLLM2_STAMP := var/models/.smollm2-$(SMOLLM2_VERSION)
 FRONTEND_BUILT := frontend/dist/index.html
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/package.json frontend/vite.config.ts -type f 2>/dev/null)
 
-.PHONY: up test venv assets models bench migrate worker api test-deps clean frontend client screenshots
+.PHONY: up test venv assets models bench migrate worker api test-deps clean frontend client screenshots docs
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ $(FRONTEND_BUILT): frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)
 ## Regenerate the typed API client from the OpenAPI document (CI fails when the committed one is stale).
 client: $(INSTALLED) frontend/node_modules/.package-lock.json
 	scripts/generate-client.sh
+
+## Regenerate docs/parameters.md from the training registry (a test fails when the committed one is stale).
+docs: $(INSTALLED)
+	$(BIN)/python -m tunelab.training.reference --write docs/parameters.md
 
 test-deps:
 	@scripts/install-test-deps.sh
