@@ -66,3 +66,22 @@ def test_a_run_started_from_another_needs_no_model(methods, tmp_path):
     run = tmp_path / "dpo.yaml"
     run.write_text("method: lora\nobjective: dpo\nbase_run: 12\ndataset: tiny-preferences\n")
     assert launch_spec.check(launch_spec.read_file(run), methods)["base_run"] == 12
+
+
+def test_the_launch_helps_example_is_a_launch_the_cli_accepts(methods, capsys):
+    """`tunelab runs launch --help` showed `--param lora_r=8`, which the CLI then refused (LoRA's rank is `r`)."""
+    import shlex
+
+    from tunelab.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["runs", "launch", "--help"])
+    examples = [line.strip() for line in capsys.readouterr().out.splitlines()
+                if line.strip().startswith("tunelab runs launch ")]
+    assert examples
+    for example in examples:
+        words = shlex.split(example)[3:]
+        flags = dict(zip(words[::2], words[1::2], strict=True))
+        params = [value for flag, value in zip(words[::2], words[1::2], strict=True) if flag == "--param"]
+        spec = checked(methods, params, method=flags["--method"], model=flags["--model"], dataset=flags["--dataset"])
+        assert spec is not None

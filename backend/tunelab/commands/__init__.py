@@ -56,7 +56,7 @@ def add_client_commands(sub: Any) -> None:
     launch = _parser(verbs, "launch", "queue a run from flags or a YAML/JSON file (flags win), checked against the "
                      "method's schema (GET /methods) before it is sent", "runs:launch_run", common,
                      EXIT_CODES_HELP + "\n\nexample:\n  tunelab runs launch --method lora --model tunelab-tiny "
-                     "--dataset tiny-tasks --param lora_r=8 --param max_steps=20\n\na run file (YAML or JSON) "
+                     "--dataset tiny-tasks --param r=8 --param max_steps=20\n\na run file (YAML or JSON) "
                      "holds the same keys: name, project, objective, method, model, base_run, dataset, queue, params")
     launch.add_argument("--file", "-f", help="run.yaml or run.json")
     launch.add_argument("--method", help="fine-tuning method (lora, full, …; GET /methods)")

@@ -117,7 +117,7 @@ def _report(context: Context, code: str, message: str, details: Any, exit_code: 
 
 
 def describe_details(details: Any) -> list[str]:
-    """The server's field errors, one line each: `params.lora_r: …` (a 422's list), `line 3: messages: …` (a
+    """The server's field errors, one line each: `params.r: …` (a 422's list), `line 3: messages: …` (a
     dataset's)."""
     if isinstance(details, list):
         return [f"{error.get('field') or '?'}: {error.get('message', '')}" for error in details

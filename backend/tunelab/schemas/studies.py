@@ -126,7 +126,7 @@ class CostColumn(BaseModel):
 
 
 class CostRow(BaseModel):
-    cell: str = Field(description="Method and grid values, e.g. 'lora · lora_r=8'")
+    cell: str = Field(description="Method and grid values, e.g. 'lora · r=8'")
     method: str
     grid: dict[str, GridValue]
     run_ids: list[int]

@@ -1,6 +1,6 @@
 """The run table's filters: by tag, by a parameter of the resolved config, by a summary metric.
 
-Parsed from the query strings people type (`lora_r:16`, `learning_rate>0.0001`, `eval/loss<2`, `min(eval/loss)<2`)
+Parsed from the query strings people type (`r:16`, `learning_rate>0.0001`, `eval/loss<2`, `min(eval/loss)<2`)
 into conditions, and turned into SQL that reads the run row, its tags and its metric summary, never the metric
 history. The same SQL runs on SQLite and PostgreSQL: only reading a value out of the JSON config differs.
 """
@@ -94,7 +94,7 @@ def parse_param(text: str) -> ParamCondition:
     """`name:value` or `name=value` (equal), `name<value` … (a number). A value is a number, true/false, or text."""
     match = _PARAM_PATTERN.match(text)
     if match is None or not match.group(3):
-        raise _invalid("param", text, "is not a filter like lora_r:16 or learning_rate>0.0001")
+        raise _invalid("param", text, "is not a filter like r:16 or learning_rate>0.0001")
     name, operator, raw = match.group(1), match.group(2), match.group(3)
     number = _number(raw)
     if operator == ":":

@@ -1412,7 +1412,7 @@ export interface components {
             best: string[];
             /**
              * Cell
-             * @description Method and grid values, e.g. 'lora · lora_r=8'
+             * @description Method and grid values, e.g. 'lora · r=8'
              */
             cell: string;
             /**
@@ -4515,7 +4515,7 @@ export interface operations {
                 ids?: number[] | null;
                 /** @description Runs having every one of these tags */
                 tag?: string[] | null;
-                /** @description A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
+                /** @description A condition on the resolved config's params: `r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
                 param?: string[] | null;
                 /** @description A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, `max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= = */
                 metric?: string[] | null;
@@ -5513,7 +5513,7 @@ export interface operations {
                 ids?: number[] | null;
                 /** @description Runs having every one of these tags */
                 tag?: string[] | null;
-                /** @description A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
+                /** @description A condition on the resolved config's params: `r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
                 param?: string[] | null;
                 /** @description A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, `max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= = */
                 metric?: string[] | null;
@@ -5731,7 +5731,7 @@ export interface operations {
                 ids?: number[] | null;
                 /** @description Runs having every one of these tags */
                 tag?: string[] | null;
-                /** @description A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
+                /** @description A condition on the resolved config's params: `r:16` or `r=16` (equal), `learning_rate>0.0001`; operators : = < <= > >=; repeat for all of several */
                 param?: string[] | null;
                 /** @description A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, `max(train/grad_norm)>10`, or a run figure such as `best_eval_loss<2`; operators < <= > >= = */
                 metric?: string[] | null;

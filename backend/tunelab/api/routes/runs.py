@@ -81,7 +81,7 @@ def _run_query(
     ids: Annotated[list[ResourceId] | None, Query(max_length=200, description="Only these runs (the compare view)")] = None,
     tag: Annotated[list[str] | None, Query(max_length=20, description="Runs having every one of these tags")] = None,
     param: Annotated[list[str] | None, Query(max_length=20, description=(
-        "A condition on the resolved config's params: `lora_r:16` or `r=16` (equal), `learning_rate>0.0001`; "
+        "A condition on the resolved config's params: `r:16` or `r=16` (equal), `learning_rate>0.0001`; "
         "operators : = < <= > >=; repeat for all of several"))] = None,
     metric: Annotated[list[str] | None, Query(max_length=20, description=(
         "A condition on the run's metric summary: `eval/loss<2` (latest value), `min(eval/loss)<=1.5`, "
