@@ -3,6 +3,7 @@ codes a script can rely on."""
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,9 @@ from rich.markup import escape
 from tunelab.client.config import client_timeouts, load_client_config
 from tunelab.client.http import ApiClient, TunelabError
 from tunelab.commands.options import ExitCode
+
+# 128 + SIGPIPE: what a shell reports for a process whose reader closed the pipe.
+CLOSED_PIPE_EXIT = 141
 
 
 class CommandError(Exception):
@@ -100,6 +104,12 @@ def run_command(handler: Callable[[Context], int | None], args: argparse.Namespa
         code = _report(context, error.code, error.message, error.details, error.exit_code)
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:
+        # The reader of the output went away (`tunelab metrics export … | head -3`): stop quietly, as cat does, with
+        # the status a shell gives a process ended by SIGPIPE; stdout goes to /dev/null so that the interpreter's
+        # final flush does not fail on the closed pipe again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = CLOSED_PIPE_EXIT
     finally:
         if context._client is not None:
             context._client.close()
