@@ -24,9 +24,16 @@ def test_launch_and_watch_exit_with_the_runs_outcome(cli, api, worker, tmp_path)
     bad = failing.json()
     assert bad["config"]["params"]["precision"] == "bf16"
 
+    # Not at a terminal (a CI log): a plain line each time the progress changes, not 4 minutes of silence.
+    followed = cli("runs", "watch", str(good["id"]))
+    assert followed.code == 0, followed.stdout + followed.stderr
+    lines = followed.stderr.splitlines()
+    assert lines and all(line.startswith(f"run {good['id']} ") for line in lines), followed.stderr
+    assert lines[-1].startswith(f"run {good['id']} succeeded: step 3 of 3"), followed.stderr
+    assert len(set(lines)) == len(lines)  # a line per change, never the same twice
     watched = cli("runs", "watch", str(good["id"]), "--json")
     assert watched.code == 0, watched.stdout + watched.stderr
-    assert watched.json()["status"] == "succeeded"
+    assert watched.json()["status"] == "succeeded" and watched.stderr == ""
     finished = cli("runs", "watch", str(good["id"]))
     assert finished.code == 0 and "succeeded" in finished.stdout and "train/loss" in finished.stdout, finished.stdout
     watched_bad = cli("runs", "watch", str(bad["id"]))

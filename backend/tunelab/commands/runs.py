@@ -112,15 +112,24 @@ def watch_run(ctx: Context) -> int:
         key: (-1, run.get(field)) for key, field in (("train/loss", "latest_train_loss"), ("eval/loss", "final_eval_loss"))
         if run.get(field) is not None}
     last_id: str | int = run["metric_seq"]
+    # Where no one watches a bar redraw (a CI log, a file), a plain line each time the progress changes instead.
+    plain = not ctx.json and not ctx.err.is_terminal
+    last_line = ""
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  TextColumn("{task.fields[losses]}"), console=ctx.err, disable=ctx.json) as bar:
+                  TextColumn("{task.fields[losses]}"), console=ctx.err, disable=ctx.json or plain) as bar:
         task = bar.add_task(f"run {run_id}", total=run["progress"].get("total_steps"), losses="")
 
         def show() -> None:
+            nonlocal last_line
             shown = _losses(losses)
             place = f" #{run['queue_position']}" if run["status"] == "queued" and run.get("queue_position") else ""
             bar.update(task, description=f"run {run_id} {run['status']}{place}", completed=run["progress"]["current_step"],
                        total=run["progress"].get("total_steps"), losses=shown)
+            if plain:
+                line = _progress_line(run_id, run, place, shown)
+                if line != last_line:
+                    ctx.err.print(line, highlight=False, markup=False)
+                    last_line = line
 
         show()
         ended, unreachable_since = False, None
@@ -158,6 +167,15 @@ def watch_run(ctx: Context) -> int:
         shown = f"  ({_losses(losses)})" if losses else ""
         ctx.out.print(f"run {run_id} {_status(run['status'])}{reason}{shown}")
     return WATCH_EXIT.get(run["status"], ExitCode.FAILED)
+
+
+def _progress_line(run_id: int, run: dict[str, Any], place: str, losses: str) -> str:
+    """`run 12 running: step 2 of 60 (training), train/loss 2.31`: the watch's progress as one plain line."""
+    progress = run["progress"]
+    total = f" of {progress['total_steps']}" if progress.get("total_steps") else ""
+    phase = f" ({progress['phase']})" if progress.get("phase") else ""
+    step = f": step {progress['current_step']}{total}{phase}" if run["status"] != "queued" else ""
+    return f"run {run_id} {run['status']}{place}{step}" + (f", {losses}" if losses else "")
 
 
 def _losses(losses: dict[str, tuple[int, float | None]]) -> str:
