@@ -27,6 +27,11 @@ def test_login_checks_the_token_and_saves_it_0600(cli, cli_env, api_server, admi
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     assert json.loads(config.read_text()) == {"url": api_server, "token": admin_token}
     assert cli("runs", "list", "--json", env=shell).code == 0, "later commands use the saved login"
+    # A script logs in from the environment, as --token's help says.
+    config.unlink()
+    from_env = cli("login", "--url", api_server, "--json", input="", env={**shell, "TUNELAB_TOKEN": admin_token})
+    assert from_env.code == 0, from_env.stdout + from_env.stderr
+    assert json.loads(config.read_text()) == {"url": api_server, "token": admin_token}
 
     unreachable = cli("runs", "list", "--url", "http://127.0.0.1:9", "--json", env=shell)
     assert unreachable.code == 5 and unreachable.json()["error"]["code"] == "SERVER_UNREACHABLE"

@@ -1,4 +1,5 @@
-"""`tunelab login [--url U] [--token T]`: check a token against the server and save both for later commands."""
+"""`tunelab login [--url U] [--token T]`: check a token (the flag, TUNELAB_TOKEN, or typed) against the server and
+save both for later commands."""
 
 import getpass
 import os
@@ -22,7 +23,8 @@ def login(ctx: Context) -> None:
         url = load_client_config(args.url).url
     except ValueError:  # a broken config file: logging in again is how it is mended
         url = (args.url or os.environ.get("TUNELAB_URL") or DEFAULT_URL).rstrip("/")
-    token = (args.token or _ask_token(url)).strip()
+    # As every verb: --token, then TUNELAB_TOKEN (a script's `TUNELAB_TOKEN=… tunelab login`), then asked.
+    token = (args.token or os.environ.get("TUNELAB_TOKEN") or _ask_token(url)).strip()
     if not token:
         raise CommandError(ExitCode.USAGE, "VALIDATION_ERROR", "--token: required (none given or typed)",
                            {"field": "token"})

@@ -38,7 +38,8 @@ def client_options() -> argparse.ArgumentParser:
     """Options every client verb takes (after the verb: `tunelab runs list --json`)."""
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument("--json", action="store_true", help="print one JSON document (machine-readable)")
-    options.add_argument("--url", help="the server (default: TUNELAB_URL, then the one `tunelab login` saved)")
+    options.add_argument("--url", help="the server (default: TUNELAB_URL, then the one `tunelab login` saved, "
+                         "then http://127.0.0.1:8000)")
     options.add_argument("--token", help="an API token (default: TUNELAB_TOKEN, then the one `tunelab login` saved)")
     options.add_argument("--connect-timeout", type=_seconds, metavar="SECONDS",
                          help="longest wait for a connection (default: TUNELAB_CONNECT_TIMEOUT_S, else 10)")
