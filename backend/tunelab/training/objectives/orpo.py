@@ -52,5 +52,8 @@ register_objective(
         metric_keys=("rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies", "logps/chosen",
                      "logps/rejected", "nll_loss", "log_odds_ratio"),
         reports_perplexity=False,
+        # Its trainer runs the chosen and the rejected answer of each pair in one forward, as DPO's does; with no
+        # reference model (the odds ratio needs none).
+        sequences_per_example=2,
     )
 )
