@@ -103,3 +103,29 @@ def test_registry_import_stays_light():
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_method_declares_the_tiny_models_values_and_they_validate():
+    """Without them the tiny model silently trained with a real model's learning rate and learned nothing in 60
+    steps; they live in the method's own module now, so a new method cannot forget them."""
+    for method in list_methods():
+        assert method.tiny_model_defaults, f"{method.name} declares no tiny_model_defaults"
+        method.params_model.model_validate(dict(method.tiny_model_defaults))
+
+
+@pytest.mark.parametrize("method", [m.name for m in list_methods() if m.peft and not m.requires_cuda])
+def test_a_method_is_mergeable_exactly_when_peft_can_fold_its_adapter_into_the_weights(method, assets):
+    """`mergeable` decides merged exports and runs that start from runs; it was two lists beside the registry, and a
+    method missing from one was refused with a wrong message."""
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    spec = get_method(method)
+    model = AutoModelForCausalLM.from_pretrained(assets.tiny_model)
+    params = spec.params_model.model_validate(dict(spec.tiny_model_defaults))
+    adapted = get_peft_model(model, spec.build_peft_config(params, str(assets.tiny_model)))
+    try:
+        merged = adapted.merge_and_unload()
+    except (AttributeError, NotImplementedError, ValueError):
+        merged = None
+    assert spec.mergeable == (merged is not None and not hasattr(merged, "peft_config")), method

@@ -9,6 +9,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tunelab.training import registry
+
 TINY_MODEL_NAME = "tunelab-tiny"
 SAMPLE_DATASET_FILE = "tiny-tasks.jsonl"
 PREFERENCE_DATASET_FILE = "tiny-preferences.jsonl"
@@ -51,19 +53,10 @@ class AssetDescriptor:
     param_defaults: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
-# The tiny model is random and tiny: it learns its tasks in 60 steps only at learning rates far above what real
-# models take, from the first step (no warmup), without dropout; and 16 virtual tokens are plenty for it.
-_TINY_LORA: dict[str, object] = {"learning_rate": 5e-3, "lora_dropout": 0.0, "warmup_ratio": 0.0}
-_TINY_PROMPT_LEARNING = {"num_virtual_tokens": 16, "warmup_ratio": 0.0}
+# What each method declares for the tiny model (MethodSpec.tiny_model_defaults): learning rates far above a real
+# model's, no warmup, no dropout.
 TINY_PARAM_DEFAULTS: dict[str, dict[str, object]] = {
-    "full": {"learning_rate": 3e-3, "warmup_ratio": 0.0},
-    "lora": _TINY_LORA,
-    "dora": _TINY_LORA,
-    "qlora": _TINY_LORA,
-    "prefix": {"learning_rate": 1e-2, **_TINY_PROMPT_LEARNING},
-    "prompt": {"learning_rate": 3e-2, **_TINY_PROMPT_LEARNING},
-    "ptuning": {"learning_rate": 1e-2, **_TINY_PROMPT_LEARNING},
-    "ia3": {"learning_rate": 1e-2, "warmup_ratio": 0.0},
+    method.name: dict(method.tiny_model_defaults) for method in registry.list_methods()
 }
 
 

@@ -26,7 +26,7 @@ from tunelab.db.models import ExportStatus, Run, RunExport, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services import artifacts, audit, events
 from tunelab.services.principal import Actor
-from tunelab.training.merge import MERGEABLE_PEFT_TYPES
+from tunelab.training import registry
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,8 @@ def check_exportable(settings: Settings, run: Run) -> None:
     adapter_config = folder / "adapter" / "adapter_config.json"
     if not adapter_config.is_file():
         raise _not_exportable(run, "it saved no adapter")
-    peft_type = json.loads(adapter_config.read_text(encoding="utf-8")).get("peft_type")
-    if peft_type not in MERGEABLE_PEFT_TYPES:
+    if not registry.get_method(run.method).mergeable:
+        peft_type = json.loads(adapter_config.read_text(encoding="utf-8")).get("peft_type")
         raise _not_exportable(run, f"a {peft_type} adapter does not merge into its base (prompt-learning adapters add "
                                    "virtual tokens, not weight changes); use the adapter as it is")
 

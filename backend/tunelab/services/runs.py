@@ -240,11 +240,6 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
     return config
 
 
-# PEFT methods whose adapter changes the base's weights and merges into them (training.merge); a prompt-learning
-# adapter's virtual tokens cannot be trained on top of.
-_MERGEABLE_METHODS = frozenset({"lora", "dora", "qlora", "ia3"})
-
-
 def base_run_of(session: Session, settings: Settings, body: RunCreate, project_id: int) -> Run:
     """The run a launch starts from, checked: in the project, trained here, succeeded, with weights a new run can
     train on, and of the base model the launch names (if it names one)."""
@@ -259,7 +254,9 @@ def base_run_of(session: Session, settings: Settings, body: RunCreate, project_i
     if parent.status != RunStatus.succeeded:
         raise AppError("VALIDATION_ERROR", f"base_run: {described} is {parent.status.value}; only a succeeded run's "
                        "weights can be started from", [{"field": "base_run", "message": parent.status.value}])
-    if parent.method not in _MERGEABLE_METHODS and registry.get_method(parent.method).peft:
+    # A prompt-learning adapter's virtual tokens cannot be merged into the weights to train on top of.
+    parent_method = registry.get_method(parent.method)
+    if parent_method.peft and not parent_method.mergeable:
         raise AppError("VALIDATION_ERROR", f"base_run: {described} trained a {parent.method} adapter, virtual tokens "
                        "that cannot be merged into the weights to train on; start from a LoRA, DoRA, IA3 or full "
                        "fine-tuning run", [{"field": "base_run", "message": f"{parent.method} cannot be merged"}])

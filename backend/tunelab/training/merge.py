@@ -17,11 +17,6 @@ from tunelab.training.sink import StartingWeights
 
 logger = logging.getLogger("tunelab.training")
 
-# PEFT methods whose adapter is a change of the base's weights, which can be folded into them. Prompt-learning
-# adapters (prompt, prefix, P-tuning) add virtual tokens instead: there is nothing to merge.
-MERGEABLE_PEFT_TYPES = frozenset({"LORA", "IA3"})
-
-
 def merge_adapter(adapter_dir: Path, tokenizer_dir: Path, output_dir: Path, base: str | None = None,
                   start_from: Sequence[StartingWeights] = ()) -> None:
     """Write base + adapter merged into `output_dir` (float32, as runs train), replacing what was there at once. A run

@@ -83,6 +83,12 @@ class MethodSpec:
     requires_cuda: bool = False
     # The objectives it trains with; None: every registered one.
     objectives: tuple[str, ...] | None = None
+    # Its adapter is a change of the base's weights that folds into them (LoRA, IA3): a merged model can be exported
+    # and a run can start from it. Prompt-learning adapters add virtual tokens instead; full fine-tuning has no adapter.
+    mergeable: bool = False
+    # The bundled tiny model's demo values for it: the tiny model is random and learns its tasks in 60 steps only at
+    # learning rates far above a real model's, from the first step. Every method declares them (a test checks).
+    tiny_model_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def supports(self, objective: str) -> bool:
         return self.objectives is None or objective in self.objectives
@@ -131,6 +137,8 @@ def register_method(spec: MethodSpec) -> MethodSpec:
         raise ValueError(f"method {spec.name!r} is already registered")
     if spec.peft != (spec.build_peft_config is not None):
         raise ValueError(f"method {spec.name!r}: a PEFT method needs build_peft_config, and only it")
+    if spec.mergeable and not spec.peft:
+        raise ValueError(f"method {spec.name!r}: only a PEFT method has an adapter to merge")
     _methods[spec.name] = spec
     return spec
 

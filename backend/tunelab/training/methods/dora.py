@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING
 
-from tunelab.training.methods.lora import LoraParams, lora_config
+from tunelab.training.methods.lora import TINY_LORA_DEFAULTS, LoraParams, lora_config
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
@@ -26,5 +26,7 @@ register_method(
         params_model=DoraParams,
         peft=True,
         build_peft_config=build_peft_config,
+        mergeable=True,
+        tiny_model_defaults=TINY_LORA_DEFAULTS,
     )
 )

@@ -17,5 +17,6 @@ register_method(
         description="Updates all weights. Best quality per step, highest memory (about 16 bytes per parameter).",
         params_model=FullParams,
         peft=False,
+        tiny_model_defaults={"learning_rate": 3e-3, "warmup_ratio": 0.0},
     )
 )

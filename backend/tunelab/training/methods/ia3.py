@@ -55,5 +55,7 @@ register_method(
         params_model=Ia3Params,
         peft=True,
         build_peft_config=build_peft_config,
+        mergeable=True,
+        tiny_model_defaults={"learning_rate": 1e-2, "warmup_ratio": 0.0},
     )
 )

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 
 PLAIN_NAME = re.compile(r"[\w.]+")  # a module name, or a dotted path to one
+# The tiny model learns its tasks at a learning rate far above a real model's, from the first step, without dropout.
+TINY_LORA_DEFAULTS = {"learning_rate": 5e-3, "lora_dropout": 0.0, "warmup_ratio": 0.0}
 
 
 class LoraParams(TrainingParams):
@@ -72,5 +74,7 @@ register_method(
         params_model=LoraParams,
         peft=True,
         build_peft_config=build_peft_config,
+        mergeable=True,
+        tiny_model_defaults=TINY_LORA_DEFAULTS,
     )
 )

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from tunelab.training.methods.prompt_learning import PromptLearningParams
+from tunelab.training.methods.prompt_learning import TINY_PROMPT_LEARNING_DEFAULTS, PromptLearningParams
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
@@ -50,5 +50,6 @@ register_method(
         params_model=PromptParams,
         peft=True,
         build_peft_config=build_peft_config,
+        tiny_model_defaults={"learning_rate": 3e-2, **TINY_PROMPT_LEARNING_DEFAULTS},
     )
 )

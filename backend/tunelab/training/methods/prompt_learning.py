@@ -6,6 +6,9 @@ from pydantic import Field
 
 from tunelab.training.params import TrainingParams
 
+# The tiny model: 16 virtual tokens are plenty, and it learns from the first step (each method adds its learning rate).
+TINY_PROMPT_LEARNING_DEFAULTS = {"num_virtual_tokens": 16, "warmup_ratio": 0.0}
+
 
 class PromptLearningParams(TrainingParams):
     # PEFT's guide to the prompt-based methods (causal LM): lr 3e-2 and 20 virtual tokens for all three.

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from tunelab.training.methods.prompt_learning import PromptLearningParams
+from tunelab.training.methods.prompt_learning import TINY_PROMPT_LEARNING_DEFAULTS, PromptLearningParams
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
@@ -39,5 +39,6 @@ register_method(
         params_model=PtuningParams,
         peft=True,
         build_peft_config=build_peft_config,
+        tiny_model_defaults={"learning_rate": 1e-2, **TINY_PROMPT_LEARNING_DEFAULTS},
     )
 )

@@ -3,7 +3,7 @@ Needs a CUDA GPU."""
 
 from typing import TYPE_CHECKING, Any
 
-from tunelab.training.methods.lora import LoraParams, lora_config
+from tunelab.training.methods.lora import TINY_LORA_DEFAULTS, LoraParams, lora_config
 from tunelab.training.registry import MethodSpec, ModelLoading, register_method
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ register_method(
         params_model=QloraParams,
         peft=True,
         build_peft_config=build_peft_config,
+        mergeable=True,
+        tiny_model_defaults=TINY_LORA_DEFAULTS,
         model_loading=model_loading,
         requires_cuda=True,
     )
