@@ -56,6 +56,15 @@ def test_an_objective_refuses_a_format_it_does_not_take(train, assets):
         train("lora", objective="dpo", max_steps=1)
 
 
+def test_each_preference_objective_names_itself_when_it_refuses_a_format():
+    """ORPO shared DPO's row conversion, and its refusal said "the dpo objective"."""
+    from tunelab.training.registry import get_objective
+
+    for name in ("dpo", "orpo"):
+        with pytest.raises(ValueError, match=f"the {name} objective takes preference datasets, not 'instruction'"):
+            get_objective(name).convert_rows([{"instruction": "2+2", "output": "4"}], "instruction")
+
+
 def test_orpo_learns_the_chosen_answers_without_a_reference(train, assets):
     result, sink, _ = train("lora", objective="orpo", dataset_path=assets.preference_dataset,
                             dataset_format="preference", max_steps=8, eval_steps=8, learning_rate=5e-3,

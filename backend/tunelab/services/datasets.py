@@ -53,7 +53,7 @@ from tunelab.training.formats import (
     detect_format,
 )
 from tunelab.training.models import load_tokenizer
-from tunelab.training.objectives.dpo import convert_rows as dpo_records
+from tunelab.training.objectives.preference import preference_records
 from tunelab.training.objectives.sft import convert_rows as sft_records
 from tunelab.training.objectives.sft import instruction_prompt
 from tunelab.training.truncation import (
@@ -640,7 +640,7 @@ def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
     while batch := list(islice(rows, TOKENIZE_BATCH_ROWS)):
         dumped = [row.model_dump() for _, row in batch]
         if fmt == DatasetFormat.preference:
-            for pair in preference_sequence_lengths(dpo_records(dumped, fmt), tokenizer):
+            for pair in preference_sequence_lengths(preference_records(dumped), tokenizer):
                 lengths.extend(pair)
         else:
             lengths.extend(sft_sequence_lengths(sft_records(dumped, fmt), tokenizer))

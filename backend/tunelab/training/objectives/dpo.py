@@ -8,7 +8,8 @@ from pydantic import Field
 
 from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
-from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
+from tunelab.training.objectives.preference import preference_converter
+from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, TrainerInputs, register_objective
 from tunelab.training.truncation import preference_sequence_lengths
 
 if TYPE_CHECKING:
@@ -27,18 +28,7 @@ class DpoParams(ObjectiveParams):
     )
 
 
-def convert_rows(rows: list[Record], dataset_format: str) -> list[Record]:
-    """Preference rows → TRL's conversational preference records, rendered with the model's chat template."""
-    if dataset_format != DatasetFormat.preference:
-        raise ValueError(f"the dpo objective takes preference datasets, not {dataset_format!r}")
-    return [
-        {
-            "prompt": [{"role": "user", "content": row["prompt"]}],
-            "chosen": [{"role": "assistant", "content": row["chosen"]}],
-            "rejected": [{"role": "assistant", "content": row["rejected"]}],
-        }
-        for row in rows
-    ]
+convert_rows = preference_converter("dpo")
 
 
 def build_trainer(inputs: TrainerInputs) -> "DPOTrainer":

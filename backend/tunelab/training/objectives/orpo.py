@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
-from tunelab.training.objectives.dpo import convert_rows
+from tunelab.training.objectives.preference import preference_converter
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, TrainerInputs, register_objective
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ register_objective(
         "and lowers the odds of the rejected one. Takes preference pairs.",
         dataset_formats=(DatasetFormat.preference.value,),
         params_model=OrpoParams,
-        convert_rows=convert_rows,
+        convert_rows=preference_converter("orpo"),
         build_trainer=build_trainer,
         metric_keys=("rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies", "logps/chosen",
                      "logps/rejected", "nll_loss", "log_odds_ratio"),
