@@ -18,9 +18,9 @@ def sample_id(client) -> int:
     return find_bundled_dataset(lambda params: client.get(f"{API}/datasets", params=params).json())["id"]
 
 
-def _canceled_run(client, sample_id: int) -> dict:
+def _canceled_run(client, sample_id: int, method: str = "lora") -> dict:
     """A real run that no worker takes, canceled while queued: finished, with whatever the test writes for it."""
-    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_id, "queue": IDLE_QUEUE,
+    body = {"method": method, "model": "tunelab-tiny", "dataset": sample_id, "queue": IDLE_QUEUE,
             "name": unique("export")}
     run = client.post(f"{API}/runs", json=body).json()
     assert client.post(f"{API}/runs/{run['id']}/cancel").status_code == 200
@@ -63,7 +63,7 @@ def test_export_is_refused_with_409_when_the_run_has_no_adapter_that_merges(clie
     _write(settings, full["id"], {"model/config.json": "{}", "model/model.safetensors": "weights"})
     assert "full fine-tuning" in _refusal(client.post(f"{API}/runs/{full['id']}/exports"))["message"]
 
-    prompt = _canceled_run(client, sample_id)
+    prompt = _canceled_run(client, sample_id, method="prompt")
     _write(settings, prompt["id"], {"adapter/adapter_config.json": json.dumps({"peft_type": "PROMPT_TUNING"})})
     assert "does not merge" in _refusal(client.post(f"{API}/runs/{prompt['id']}/exports"))["message"]
 
