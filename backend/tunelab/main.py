@@ -37,7 +37,7 @@ from tunelab.api.routes import (
     users,
 )
 from tunelab.api.security_headers import SecurityHeaders
-from tunelab.core.errors import AppError, error_payload
+from tunelab.core.errors import AppError, ErrorCode, error_payload
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
 
@@ -153,7 +153,8 @@ def create_app(access_log: bool = False) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
+        named: dict[int, ErrorCode] = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+        code = named.get(exc.status_code, "HTTP_ERROR")
         headers = {**(exc.headers or {}), "Allow": _allowed_methods(request)} if exc.status_code == 405 else exc.headers
         return JSONResponse(error_payload(code, str(exc.detail)), status_code=exc.status_code, headers=headers)
 

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 from sqlalchemy.orm import Session
 
-from tunelab.core.errors import AppError
+from tunelab.core.errors import AppError, ErrorCode
 from tunelab.core.redis import get_async_redis, get_redis
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Role, Run, RunStatus
@@ -159,7 +159,7 @@ def _withdraw(settings: Settings, user_id: int, request_id: str, member: str) ->
     get_redis().eval(_WITHDRAW, len(keys), *keys, request_id, member)
 
 
-def _error(code: str, message: str, **details: Any) -> AppError:
+def _error(code: ErrorCode, message: str, **details: Any) -> AppError:
     return AppError(code, message, details)
 
 
