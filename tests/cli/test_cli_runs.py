@@ -98,3 +98,39 @@ def test_launch_with_a_bad_param_names_it_and_creates_no_run(cli, api, tmp_path)
     not_an_id = cli("runs", "watch", "twelve", "--json")
     assert not_an_id.code == 2 and "run_id" in not_an_id.json()["error"]["message"]
     assert api.get("/runs", params={"limit": 1}).json()["count"] == before, "nothing was posted"
+
+
+def test_a_runs_weights_come_out_through_the_cli_and_a_canceled_run_resumes(cli, api, worker, tmp_path):
+    """What the run page's buttons do had no verb: download the adapter, export and download a merged model, resume a
+    canceled run, list the datasets a launch can name."""
+    import zipfile
+
+    datasets = cli("datasets", "list", "--json")
+    assert datasets.code == 0 and "tiny-tasks" in [d["name"] for d in datasets.json()["data"]]
+    assert "tiny-tasks" in cli("datasets", "list").stdout
+
+    run = cli("runs", "launch", "--method", "lora", "--model", TINY_MODEL, "--dataset", "tiny-tasks", *QUICK,
+              "--name", "cli-weights", "--json").json()
+    missing = cli("runs", "download", str(run["id"]), "--folder", "merged", "-o", str(tmp_path / "early.zip"))
+    assert missing.code == 3 and not (tmp_path / "early.zip").exists()
+    assert cli("runs", "watch", str(run["id"]), "--json").code == 0
+
+    adapter = cli("runs", "download", str(run["id"]), "-o", str(tmp_path / "adapter.zip"), "--json")
+    assert adapter.code == 0, adapter.stdout + adapter.stderr
+    assert adapter.json()["folder"] == "adapter" and adapter.json()["size_bytes"] == (tmp_path / "adapter.zip").stat().st_size
+    assert "adapter_config.json" in zipfile.ZipFile(tmp_path / "adapter.zip").namelist()
+    again = cli("runs", "download", str(run["id"]), "-o", str(tmp_path / "adapter.zip"))
+    assert again.code == 2 and "--force" in again.stderr
+
+    merged = cli("runs", "export-merged", str(run["id"]))
+    assert merged.code == 0 and "merged model ready" in merged.stdout, merged.stdout + merged.stderr
+    saved = cli("runs", "download", str(run["id"]), "--folder", "merged", "-o", str(tmp_path / "merged.zip"))
+    assert saved.code == 0, saved.stderr
+    assert "config.json" in zipfile.ZipFile(tmp_path / "merged.zip").namelist()
+
+    parked = cli("runs", "launch", "--method", "lora", "--model", TINY_MODEL, "--dataset", "tiny-tasks", "--queue",
+                 IDLE_QUEUE, *QUICK, "--json").json()
+    assert cli("runs", "cancel", str(parked["id"])).code == 0
+    resumed = cli("runs", "resume", str(parked["id"]), "--json")
+    assert resumed.code == 0 and resumed.json()["status"] == "queued", resumed.stdout
+    assert cli("runs", "cancel", str(parked["id"])).code == 0

@@ -82,6 +82,22 @@ def add_client_commands(sub: Any) -> None:
                      "runs:cancel_run", common, EXIT_CODES_HELP)
     cancel.add_argument("run_id", type=int)
     cancel.add_argument("--force", action="store_true", help="kill the training process now")
+    resume = _parser(verbs, "resume", "queue a canceled or failed run again, from its newest checkpoint",
+                     "runs:resume_run", common, EXIT_CODES_HELP)
+    resume.add_argument("run_id", type=int)
+    download = _parser(verbs, "download", "save a run's trained weights as a zip: its adapter (with the tokenizer; "
+                       "PEFT loads it), its full model, or a merged export", "weights:download_weights", common,
+                       EXIT_CODES_HELP)
+    download.add_argument("run_id", type=int)
+    download.add_argument("--folder", choices=("adapter", "model", "merged"),
+                          help="which weights (default: the adapter, or the model of a full fine-tuning run)")
+    download.add_argument("-o", "--output", help="the zip to write (default run-<id>-<folder>.zip)")
+    download.add_argument("--force", action="store_true", help="replace the file if it exists")
+    merged = _parser(verbs, "export-merged", "have a worker merge the run's adapter into its base model (a plain "
+                     "transformers model), waiting until it is done; then `runs download --folder merged`",
+                     "weights:export_merged", common, EXIT_CODES_HELP)
+    merged.add_argument("run_id", type=int)
+    merged.add_argument("--no-wait", action="store_true", help="return once the export is queued")
     clone = _parser(verbs, "clone", "queue a copy of a run, params overridden by --param", "runs:clone_run", common,
                     EXIT_CODES_HELP)
     clone.add_argument("run_id", type=int)
@@ -90,7 +106,7 @@ def add_client_commands(sub: Any) -> None:
     clone.add_argument("--param", action="append", metavar="NAME=VALUE", help="a param to change; repeat")
     clone.add_argument("--idempotency-key", metavar="KEY", help=IDEMPOTENCY_KEY_HELP)
 
-    datasets = sub.add_parser("datasets", help="upload datasets to a server")
+    datasets = sub.add_parser("datasets", help="upload and list datasets on a server")
     dataset_verbs = datasets.add_subparsers(dest="datasets_command", required=True)
     upload = _parser(dataset_verbs, "upload", "upload a JSONL or CSV file (a progress bar; errors by line number)",
                      "datasets:upload_dataset", common, EXIT_CODES_HELP)
@@ -98,6 +114,10 @@ def add_client_commands(sub: Any) -> None:
     upload.add_argument("--name", help="default: the file name without extension")
     upload.add_argument("--format", help="instruction, chat, text or preference (default: detected)")
     upload.add_argument("--project", help="project name or id")
+    listed = _parser(dataset_verbs, "list", "the datasets a launch can name, as a table", "datasets:list_datasets",
+                     common, EXIT_CODES_HELP)
+    listed.add_argument("--project", help="project name or id (default: every project of yours)")
+    listed.add_argument("--limit", type=int, default=50, help="most datasets shown (1-100, default 50)")
 
     metrics = sub.add_parser("metrics", help="export a run's metrics")
     metric_verbs = metrics.add_subparsers(dest="metrics_command", required=True)

@@ -1,11 +1,13 @@
-"""`tunelab datasets upload FILE --name N [--format F]`."""
+"""`tunelab datasets upload FILE --name N [--format F]`, `tunelab datasets list`."""
 
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+from rich.table import Table
 
 from tunelab.commands import lookup
 from tunelab.commands.common import Context, usage_error
@@ -53,3 +55,24 @@ def _quoted(name: str) -> str:
 
 def _field(boundary: str, name: str, value: str) -> bytes:
     return f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n".encode()
+
+
+def list_datasets(ctx: Context) -> None:
+    """The datasets a launch can name: the project's (or every project of yours) and the bundled samples."""
+    args, client = ctx.args, ctx.client
+    params: dict[str, object] = {"limit": args.limit}
+    if (project := lookup.project_id(client, args.project)) is not None:
+        params["project_id"] = project
+    page = client.get("/datasets", params=params)
+
+    def render() -> None:
+        table = Table(title=f"{len(page['data'])} of {page['count']} datasets")
+        for column in ("id", "name", "format", "rows", "size", "project", "created"):
+            table.add_column(column, justify="right" if column in ("id", "rows", "size") else "left")
+        for dataset in page["data"]:
+            table.add_row(str(dataset["id"]), escape(dataset["name"]), dataset["format"], f"{dataset['row_count']:,}",
+                          f"{dataset['size_bytes']:,} B", "bundled" if dataset["bundled"] else str(dataset["project_id"]),
+                          dataset["created_at"][:19].replace("T", " "))
+        ctx.out.print(table)
+
+    ctx.emit(page, render)

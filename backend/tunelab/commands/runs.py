@@ -1,4 +1,4 @@
-"""`tunelab runs list | show | launch | watch | logs | cancel | clone`."""
+"""`tunelab runs list | show | launch | watch | logs | cancel | resume | clone`."""
 
 import sys
 import time
@@ -220,6 +220,13 @@ def cancel_run(ctx: Context) -> None:
     run = ctx.client.post(f"/runs/{ctx.args.run_id}/cancel", params={"force": "true"} if ctx.args.force else None)
     ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} {_status(run['status'])}"
                                         + (" (stops at its next step)" if run["status"] not in FINISHED else "")))
+
+
+def resume_run(ctx: Context) -> None:
+    """Queue a canceled or failed run again, from its newest checkpoint (or from the start without one)."""
+    run = ctx.client.post(f"/runs/{ctx.args.run_id}/resume")
+    start = f" from step {run['checkpoint_step']}" if run.get("checkpoint_step") else " from the start"
+    ctx.emit(run, lambda: ctx.out.print(f"run {run['id']} {_status(run['status'])}{start}"))
 
 
 def clone_run(ctx: Context) -> None:
