@@ -72,3 +72,19 @@ def test_a_viewer_cannot_finish_and_bad_input_names_the_field(http, team):
     assert "status" in str(bad["details"])
     error_of(_finish(http, team, run["id"], {"status": "failed", "reason": "x" * 2001}), 422, "VALIDATION_ERROR")
     assert http.get(f"{API}/runs/{run['id']}", headers=team.editor.headers).json()["status"] == "running"
+
+
+def test_an_external_runs_progress_is_its_newest_logged_step(http, team):
+    """`tunelab runs list` showed `0` steps for an external run that had logged 30: no worker reports its progress."""
+    run = launch_external(http, team.editor, team.project_id)
+    assert run["progress"]["current_step"] == 0
+    points = [{"key": "train/loss", "step": step, "value": 1 / step} for step in (1, 2, 3)]
+    points.append({"key": "eval/loss", "step": 30, "value": 0.5})
+    assert http.post(f"{API}/runs/{run['id']}/metrics", json={"points": points},
+                     headers=team.editor.headers).status_code == 200
+
+    one = http.get(f"{API}/runs/{run['id']}", headers=team.viewer.headers).json()
+    listed = http.get(f"{API}/runs", params={"ids": [run["id"]]}, headers=team.viewer.headers).json()["data"]
+
+    assert one["progress"]["current_step"] == 30
+    assert [r["progress"]["current_step"] for r in listed] == [30]

@@ -462,22 +462,34 @@ def queue_position(session: Session, run: Run) -> int | None:
     return (ahead or 0) + 1
 
 
-def progress_of(run: Run, first_logged: tuple[int, float] | None = None) -> RunProgress:
+def progress_of(run: Run, first_logged: tuple[int, float] | None = None,
+                logged_step: int | None = None) -> RunProgress:
     """`first_logged`: the step and wall time of this attempt's first logged training loss. The ETA runs from there,
     not from the start: loading the model and the first steps' warm-up would otherwise count as step time (hours of
-    ETA at step 1). Before a second point there is no rate to tell, so no ETA."""
+    ETA at step 1). Before a second point there is no rate to tell, so no ETA. `logged_step`: an external run's
+    newest logged step, its only progress (no worker reports one)."""
     total = run.total_steps
-    percent = 100.0 * run.current_step / total if total else None
+    current = max(run.current_step, logged_step or 0) if run.external else run.current_step
+    percent = 100.0 * current / total if total else None
     eta = None
     if run.status == RunStatus.running and total and first_logged is not None and run.progress_at is not None:
         first_step, first_wall_time = first_logged
-        steps_since = run.current_step - first_step
+        steps_since = current - first_step
         if steps_since > 0:
             elapsed = run.progress_at.timestamp() - first_wall_time
-            eta = max(0.0, elapsed / steps_since * (total - run.current_step))
+            eta = max(0.0, elapsed / steps_since * (total - current))
     phase = run.phase if run.status == RunStatus.running else None
-    return RunProgress(current_step=run.current_step, total_steps=total, percent=percent, eta_seconds=eta,
-                       phase=phase)
+    return RunProgress(current_step=current, total_steps=total, percent=percent, eta_seconds=eta, phase=phase)
+
+
+def _external_logged_steps(session: Session, runs: list[Run]) -> dict[int, int]:
+    """The newest step each external run logged, from the per-key summaries (one small row per key)."""
+    external = [run.id for run in runs if run.external]
+    if not external:
+        return {}
+    rows = session.execute(select(MetricSummary.run_id, func.max(MetricSummary.last_step))
+                           .where(MetricSummary.run_id.in_(external)).group_by(MetricSummary.run_id))
+    return {run_id: int(step) for run_id, step in rows if step is not None}
 
 
 def _first_logged_steps(session: Session, runs: list[Run]) -> dict[int, tuple[int, float]]:
@@ -541,12 +553,14 @@ def to_public_many(session: Session, runs: list[Run], metric_columns: Sequence[s
     columns = _metric_columns(session, [r.id for r in runs], metric_columns)
     tags = tags_of(session, [r.id for r in runs])
     first_logged = _first_logged_steps(session, runs)
+    logged_steps = _external_logged_steps(session, runs)
     public = []
     for run in runs:
         item = RunPublic.model_validate(
             {**{c.key: getattr(run, c.key) for c in Run.__table__.columns}, "config": public_config(run.config),
              "trainable_percent": run.trainable_percent,
-             "progress": progress_of(run, first_logged.get(run.id)), "queue_position": queue_position(session, run),
+             "progress": progress_of(run, first_logged.get(run.id), logged_steps.get(run.id)),
+             "queue_position": queue_position(session, run),
              "latest_train_loss": losses.get(run.id), "tags": tags.get(run.id, []),
              "metric_columns": columns.get(run.id, {}), **summary_details_of(run)}
         )
