@@ -24,9 +24,12 @@ class CliResult:
 
 @pytest.fixture
 def cli_env(api_server, admin_token, tmp_path) -> dict[str, str]:
-    """The environment of a user's shell pointed at the session's API, with a config file of its own."""
+    """The environment of a user's shell pointed at the session's API, with a config file of its own. The read
+    timeout is long: at load 12-50 the session's API took more than the default to answer a launch, and a request
+    that is answered late is not a failure of what the tests check (tests/cli/test_cli_timeouts.py checks the
+    timeouts themselves)."""
     return {**os.environ, "TUNELAB_URL": api_server, "TUNELAB_TOKEN": admin_token,
-            "TUNELAB_CONFIG": str(tmp_path / "tunelab-config.json"), "COLUMNS": "200"}
+            "TUNELAB_CONFIG": str(tmp_path / "tunelab-config.json"), "COLUMNS": "200", "TUNELAB_READ_TIMEOUT_S": "600"}
 
 
 @pytest.fixture

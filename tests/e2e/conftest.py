@@ -48,8 +48,12 @@ def open_page(browser, base_url: str):
 
 
 def points_drawn(page, key: str) -> int:
-    """How many points the chart of `key` draws (its data-points attribute)."""
-    return int(page.get_attribute(f'[data-testid="chart-{key}"]', "data-points") or 0)
+    """How many points the chart of `key` draws (its data-points attribute); 0 while the chart is not there yet. Read
+    without waiting: Playwright's get_attribute waits up to its 30 s default for the element, a fixed wait that failed
+    the polling caller on a busy machine, where the caller itself waits as long as the run moves."""
+    drawn = page.evaluate("(selector) => document.querySelector(selector)?.getAttribute('data-points') ?? null",
+                          f'[data-testid="chart-{key}"]')
+    return int(drawn or 0)
 
 
 def wait_for_points(page, key: str, enough, message: str) -> int:
