@@ -1,10 +1,11 @@
-// `npm run lint`: TypeScript and React hooks rules, and the frontend's boundaries (README "Frontend code"):
+// `npm run lint`: TypeScript, React hooks and accessibility (jsx-a11y) rules, and the frontend's boundaries (README "Frontend code"):
 // a feature reaches another only through its public index.ts, no import cycles, the API only through the client.
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 import js from "@eslint/js";
 import { createNodeResolver, importX } from "eslint-plugin-import-x";
+import jsxA11y from "eslint-plugin-jsx-a11y";
 import reactHooks from "eslint-plugin-react-hooks";
 import globals from "globals";
 import tseslint from "typescript-eslint";
@@ -46,6 +47,18 @@ export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "src/client/**"] },
   js.configs.recommended,
   tseslint.configs.recommended,
+  // What a screen reader and a keyboard need: labels on inputs, roles that exist, no click handler without a key one.
+  { files: ["**/*.tsx"], ...jsxA11y.flatConfigs.recommended },
+  {
+    files: ["**/*.tsx"],
+    rules: {
+      // `role` on the app's own components is the member's project role (viewer, editor), not an ARIA role.
+      "jsx-a11y/aria-role": ["error", { ignoreNonDOM: true }],
+      // Focus goes to the first field of a page or dialog the user has just opened (sign-in, a new project, the
+      // project switcher), as the WAI-ARIA dialog pattern asks; never on a page that opens on its own.
+      "jsx-a11y/no-autofocus": "off",
+    },
+  },
   {
     files: ["**/*.{ts,tsx}"],
     languageOptions: { globals: globals.browser },

@@ -66,4 +66,16 @@ describe("frontend lint boundaries", { timeout: 60_000 }, () => {
     const code = `import { useState } from "react";\nexport function Box({ on }: { on: boolean }) {\n  if (on) useState(0);\n  return null;\n}\n`;
     expect(await ruleIds("src/features/runs/Probe.tsx", code)).toContain("react-hooks/rules-of-hooks");
   });
+
+  it("checks what a screen reader and a keyboard need (jsx-a11y)", async () => {
+    const clickOnly = `export function Row({ open }: { open: () => void }) {\n  return <div onClick={open}>run 5</div>;\n}\n`;
+    expect(await ruleIds("src/features/runs/Probe.tsx", clickOnly)).toEqual(
+      expect.arrayContaining(["jsx-a11y/click-events-have-key-events", "jsx-a11y/no-static-element-interactions"]),
+    );
+    const button = `export function Row({ open }: { open: () => void }) {\n  return <button type="button" onClick={open}>run 5</button>;\n}\n`;
+    expect(await ruleIds("src/features/runs/Probe.tsx", button)).toEqual([]);
+    // The app's own components take a project role, not an ARIA one.
+    const projectRole = `import { RunActions } from "../run";\nexport const a = <RunActions run={null as never} role="viewer" />;\n`;
+    expect(await ruleIds("src/features/runs/Probe.tsx", projectRole)).not.toContain("jsx-a11y/aria-role");
+  });
 });

@@ -48,12 +48,9 @@ export function AccountForm({
           <input {...fieldProps("email", errors.fields.email)} type="email" autoComplete="username" autoFocus value={email} onChange={(e) => setEmail(e.target.value)} />
         </Field>
       ) : (
-        <div className="field">
-          <label>Email</label>
-          <div className="fixed-value" data-testid="invite-email">
-            {fixedEmail}
-          </div>
-        </div>
+        <Field name="email" label="Email" help="The invitation was sent to it">
+          <input id="field-email" type="email" className="fixed-value" data-testid="invite-email" value={fixedEmail} readOnly />
+        </Field>
       )}
       <Field name="display_name" label="Display name" error={errors.fields.display_name} help="Shown to your teammates in member lists and the audit log">
         <input
