@@ -16,6 +16,21 @@ import pytest
 if TYPE_CHECKING:
     from tests.faults.outages import RedisServer
 
+TESTS_DIR = Path(__file__).parent
+# Each folder of tests is a tier, marked by its name (`pytest -m unit`); the tiers that start a worker, train, drive
+# Chromium or break the services are also `slow`. `make test-fast` runs the rest: the loop to run while working.
+TIERS = {"unit": False, "api": False, "client": False, "cli": True, "worker": True, "training": True, "e2e": True,
+         "faults": True}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        tier = Path(item.path).relative_to(TESTS_DIR).parts[0]
+        if tier in TIERS:
+            item.add_marker(getattr(pytest.mark, tier))
+            if TIERS[tier]:
+                item.add_marker(pytest.mark.slow)
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PG_ADMIN_URL = os.environ.get("TUNELAB_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_TEST_URL = os.environ.get("TUNELAB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
