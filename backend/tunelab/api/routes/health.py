@@ -1,5 +1,4 @@
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -7,27 +6,12 @@ from tunelab import __version__
 from tunelab.api.deps import SessionDep
 from tunelab.api.policies import Public, caller_or_anonymous
 from tunelab.core.redis import get_responsive_redis
-from tunelab.schemas.devices import DevicePublic
+from tunelab.schemas.health import HealthPublic, WorkerPublic
 from tunelab.services.workers import WorkerPresence, list_workers
 
 router = APIRouter(tags=["health"])
 
 UNAVAILABLE = "unavailable"
-
-
-class WorkerPublic(BaseModel):
-    name: str
-    queues: list[str]
-    seen_at: float
-    devices: list[DevicePublic] = Field(default_factory=list, description="What its training processes can use")
-
-
-class HealthPublic(BaseModel):
-    status: str = Field(description="ok, or degraded when the database or Redis is down (the answer is then a 503)")
-    version: str
-    database: str = Field(description="ok or unavailable; an admin sees the error itself")
-    redis: str = Field(description="ok or unavailable; an admin sees the error itself")
-    workers: list[WorkerPublic]
 
 
 def _first_line(exc: Exception) -> str:

@@ -1,44 +1,10 @@
-from typing import Any
-
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
 from tunelab.api.policies import Public
+from tunelab.schemas.methods import MethodPublic, MethodsPublic, ObjectivePublic
 from tunelab.training import registry
 
 router = APIRouter(tags=["methods"])
-
-
-class ObjectivePublic(BaseModel):
-    name: str
-    title: str
-    description: str
-    dataset_formats: list[str]
-    metric_keys: list[str] = Field(description="Metrics this objective adds, as train/<key> and eval/<key>")
-    reports_perplexity: bool
-    learning_rate_scale: float = Field(
-        description="The objective's learning rate relative to SFT's; a model's own learning-rate defaults (given "
-        "for SFT) are scaled by it")
-    params_schema: dict[str, Any] = Field(description="The objective's own parameters (beside the method's)")
-    defaults: dict[str, Any]
-    method_defaults: dict[str, dict[str, Any]] = Field(
-        description="By method: the method's defaults this objective changes (e.g. DPO's gentler learning rate)")
-
-
-class MethodPublic(BaseModel):
-    name: str
-    title: str
-    description: str
-    objectives: list[str]
-    peft: bool
-    requires_cuda: bool = Field(description="Only on GPU queues (e.g. QLoRA's 4-bit quantization)")
-    params_schema: dict[str, Any] = Field(description="The shared training parameters and the method's own")
-    defaults: dict[str, Any]
-
-
-class MethodsPublic(BaseModel):
-    objectives: list[ObjectivePublic]
-    methods: list[MethodPublic]
 
 
 def _objective_public(objective: registry.ObjectiveSpec) -> ObjectivePublic:

@@ -1,33 +1,12 @@
-from typing import Any
-
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field
 
 from tunelab.api.deps import SettingsDep
 from tunelab.api.policies import signed_in
 from tunelab.core.errors import responses
+from tunelab.schemas.models import ModelPublic, ModelsPublic
 from tunelab.services.models import list_models
 
 router = APIRouter(tags=["models"])
-
-
-class ModelPublic(BaseModel):
-    name: str
-    title: str
-    description: str
-    source: str
-    available: bool
-    path: str | None
-    how_to_get: str | None
-    param_defaults: dict[str, dict[str, Any]] = Field(
-        description="Per method name, the params this model sets over the method's own defaults (the launch form "
-        "applies them when the model is chosen; POST /runs fills them in for params left out)",
-    )
-
-
-class ModelsPublic(BaseModel):
-    data: list[ModelPublic]
-    count: int
 
 
 @router.get("/models", response_model=ModelsPublic, dependencies=[Depends(signed_in)], responses=responses(401))
