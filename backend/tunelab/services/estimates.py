@@ -250,7 +250,7 @@ def _tokens_to_train(dataset: Dataset | None, lengths: Sequence[int] | None, cho
     """The training tokens of the run and its tokens per step: from the dataset's real token lengths with the model's
     tokenizer when the dataset is chosen (the throughput it is divided by was measured on real tokens too), else
     every example at max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
-    examples_per_step = params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
+    examples_per_step = estimator.examples_per_step(params, num_processes)
     if dataset is None or lengths is None:  # without a tokenizer the dataset can go through, the bound still holds
         tokens = estimator.tokens_to_train(params, num_processes, None if dataset is None else dataset.row_count)
         return tokens, "max_length", examples_per_step * params.max_length

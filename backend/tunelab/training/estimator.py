@@ -389,14 +389,19 @@ def tokens_per_example(sequence_lengths: Sequence[int], params: TrainingParams,
     return per_sequence * (objective.sequences_per_example if objective else 1)
 
 
+def examples_per_step(params: TrainingParams, num_processes: int) -> int:
+    """Examples one optimizer step trains on: the batch of every process, over its accumulation steps."""
+    return params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
+
+
 def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: int | None,
                     per_example: float | None = None) -> int | None:
     """The tokens the run trains on: examples × `per_example` tokens, by default every example at max_length (an
     upper bound); None when the number of examples cannot be known (epochs of an unknown dataset)."""
     per_example = params.max_length if per_example is None else per_example
-    examples_per_step = params.per_device_train_batch_size * params.gradient_accumulation_steps * max(1, num_processes)
+    per_step = examples_per_step(params, num_processes)
     if params.max_steps:
-        return int(params.max_steps * examples_per_step * per_example)
+        return int(params.max_steps * per_step * per_example)
     if dataset_rows is None:
         return None
     train_rows = dataset_rows - (max(1, round(dataset_rows * params.eval_split)) if params.eval_split > 0 else 0)
