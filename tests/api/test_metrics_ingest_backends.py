@@ -9,6 +9,7 @@ from tunelab.db.models.metric import MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services import metrics
 from tunelab.services.downsample import downsample
+from tunelab.services.metrics import reads
 
 
 def _create_run(session: Session) -> Run:
@@ -128,10 +129,10 @@ def test_steps_logged_out_of_order_read_back_in_step_order_whole_by_pages_and_by
 
 
 def test_a_series_of_many_small_flushes_reads_whole_and_by_pages_past_one_read_of_chunk_spans(session):
-    """More one-point flushes than metrics._SPANS_PER_READ, logged out of order: pages still come in step order."""
+    """More one-point flushes than reads.SPANS_PER_READ, logged out of order: pages still come in step order."""
     run = _create_run(session)
     steps = [(step * 37) % 701 for step in range(701)]  # every step of 0..700 once, far out of order
-    assert len(steps) > metrics._SPANS_PER_READ * 2
+    assert len(steps) > reads.SPANS_PER_READ * 2
     for step in steps:
         metrics.ingest_points(session, run.id, [("loss", step, float(step), 0.0)])
 

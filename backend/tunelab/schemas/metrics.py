@@ -8,13 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from typing_extensions import TypedDict
 
 from tunelab.schemas.common import MAX_BIGINT, ResourceId
-from tunelab.services.downsample import MAX_POINTS_LIMIT, SeriesData
 
 MAX_POINTS_PER_BATCH = 10_000
 MAX_RUNS_PER_QUERY = 100
 # Most points one POST /metrics/query may ask for (runs × max_points): 20 runs at full history, 100 runs at 20,000.
 MAX_POINTS_PER_QUERY = 2_000_000
 DEFAULT_MAX_POINTS = 1000
+# A full-history read of a long run (10^5 points) is allowed; beyond that a chart gains nothing.
+MAX_POINTS_LIMIT = 100_000
 
 MetricKey = Annotated[str, Field(min_length=1, max_length=200, description="Metric name, e.g. train/loss")]
 MaxPoints = Annotated[
@@ -95,19 +96,6 @@ class MetricSeriesPublic(BaseModel):
     next_after_step: int | None = Field(
         None, description="Paged reads (after_step given): pass this as after_step for the next page; null at the end")
 
-    @classmethod
-    def from_series(cls, key: str, series: SeriesData) -> "MetricSeriesPublic":
-        return cls.model_construct(
-            key=key,
-            count=series.count,
-            downsampled=series.downsampled,
-            step=series.step,
-            value=series.value,
-            wall_time=series.wall_time,
-            min=series.min,
-            max=series.max,
-            next_after_step=series.next_after_step,
-        )
 
 
 class RunMetricsPublic(BaseModel):

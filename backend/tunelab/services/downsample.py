@@ -16,8 +16,6 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# A full-history read of a long run (10^5 points) is allowed; beyond that a chart gains nothing.
-MAX_POINTS_LIMIT = 100_000
 # Steps per rollup cell (metric_rollup rows; migration 0011 rebuilds them when this changes). Every flush upserts a
 # row per cell it touches, and points are read from their chunks at little cost, so cells are wide: 64 steps.
 ROLLUP_WIDTH = 64

@@ -9,7 +9,7 @@ class MetricChunk(Base):
     packed in three little-endian arrays (int64 steps, ascending and distinct within the key's history; float64
     values and wall times). A row per key and flush instead of a row per point: storing a point costs packing
     24 bytes, not a row and its index entries (on PostgreSQL ~10 µs of backend CPU a point). Ingest keeps each
-    (key, step) stored once (services/metrics.py); the primary key serves replay in flush order and
+    (key, step) stored once (services/metrics); the primary key serves replay in flush order and
     ix_metric_chunk_key_steps every read of one key's steps."""
 
     __tablename__ = "metric_chunk"
