@@ -7,7 +7,7 @@ full, LoRA and DPO+LoRA (the bundled preference pairs), and SmolLM2-135M-Instruc
 package, after `make models`; TUNELAB_SMOLLM2_DIR names another folder) with LoRA and full; every one at max_steps 6,
 batch 4, max_length 128, no evaluation by generation, and the model's own defaults as the API applies them.
 
-For each configuration the script computes what POST /estimates answers (services/estimates.py's calls, without a
+For each configuration the script computes what POST /estimates answers (services/runs/estimates.py's calls, without a
 database): the model state (weights, reference weights, gradients, optimizer states), the activations (with the
 backward pass's temporaries) and the per-device total of training/estimator.py, and the tokens to train from the
 dataset's real token lengths. Then it runs the real engine (training.engine.run_training) in a fresh subprocess per
@@ -54,7 +54,7 @@ SETTING: dict[str, Any] = {
 }
 PEAK_TARGET = 0.15
 TIME_TARGET = 0.30
-THROUGHPUT_RUNS = 20  # services/estimates.py's window of earlier runs
+THROUGHPUT_RUNS = 20  # services/runs/estimates.py's window of earlier runs
 CHILD_TIMEOUT_S = 1800
 MIB = 2**20
 
@@ -97,13 +97,13 @@ def machine_state() -> dict[str, Any]:
 
 def estimate(config: BenchConfig, model_path: Path, dataset_path: Path, dataset_format: str,
              settings: Any, setting: dict[str, Any]) -> dict[str, Any]:
-    """Memory and tokens of the run, from the calls services/estimates.estimate_run makes; also the resolved params
+    """Memory and tokens of the run, from the calls services/runs/estimates.estimate_run makes; also the resolved params
     the engine gets, so that both see the same run."""
     from tunelab.assets.build import TINY_PARAM_DEFAULTS
     from tunelab.db.models import Dataset
-    from tunelab.services import datasets
-    from tunelab.services.estimates import memory_of
-    from tunelab.services.runs import check_params_fit_model, resolve_training_choice
+    from tunelab.services.catalog import datasets
+    from tunelab.services.runs.estimates import memory_of
+    from tunelab.services.runs.runs import check_params_fit_model, resolve_training_choice
     from tunelab.training import estimator, registry
 
     model_defaults = TINY_PARAM_DEFAULTS.get(config.method, {}) if config.model == "tiny" else {}

@@ -93,7 +93,7 @@ def profile_statement(database: Database, points_per_request: int, executions: i
     import asyncpg
 
     from tunelab.services import metrics
-    from tunelab.services.run_refs import RunRef
+    from tunelab.services.runs.run_refs import RunRef
 
     [run_id] = database.create_runs(1)
     run = RunRef(run_id, 1, True)

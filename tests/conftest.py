@@ -148,7 +148,7 @@ def admin_token(migrated_db) -> str:
     """The session database's first admin (owner of `default`, where earlier data lives) and an API token of
     theirs: the identity of every test that is not about who may do what."""
     from tunelab.db.session import session_scope
-    from tunelab.services import auth, users
+    from tunelab.services.accounts import auth, users
 
     with session_scope() as session:
         user = users.create_first_admin(session, ADMIN_EMAIL, "Test Admin", ADMIN_PASSWORD)

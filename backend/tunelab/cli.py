@@ -54,7 +54,7 @@ def cmd_set_password(args: argparse.Namespace) -> None:
     `grafana cli admin reset-admin-password`. Ends the account's browser sessions."""
     from tunelab.core.errors import AppError
     from tunelab.db.session import session_scope
-    from tunelab.services import users
+    from tunelab.services.accounts import users
 
     password = _read_new_password()
     try:
@@ -66,11 +66,11 @@ def cmd_set_password(args: argparse.Namespace) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    """One run's training process; a worker starts it for a run it has claimed (see services.supervisor)."""
+    """One run's training process; a worker starts it for a run it has claimed (see worker.supervisor)."""
     from tunelab.db.models import RunStatus
     from tunelab.db.session import name_process
-    from tunelab.services.execution import configure_run_log, train_claimed_run, wait_for_claimed_run
     from tunelab.training.distributed import process_count
+    from tunelab.worker.execution import configure_run_log, train_claimed_run, wait_for_claimed_run
 
     name_process("train")
     if process_count() > 1:
@@ -123,7 +123,7 @@ def cmd_api(args: argparse.Namespace) -> None:
 
 def cmd_worker(args: argparse.Namespace) -> None:
     from tunelab.db.session import name_process
-    from tunelab.services import run_queues
+    from tunelab.services.runs import run_queues
     from tunelab.worker.celery_app import WORKER_QUEUES_ENV, celery_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -160,7 +160,7 @@ def _redacted(url: str) -> str:
 
 def _first_visit_hint() -> str:
     from tunelab.db.session import session_scope
-    from tunelab.services.users import needs_first_admin
+    from tunelab.services.accounts.users import needs_first_admin
 
     with session_scope() as session:
         return "  Open it to create the admin account.\n" if needs_first_admin(session) else ""

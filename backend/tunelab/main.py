@@ -78,9 +78,9 @@ async def _lifespan(app: "TunelabAPI"):
 
     from tunelab.api.deps import get_broker
     from tunelab.db.loop_connections import LoopConnections, LoopSqlite
-    from tunelab.services.bootstrap import register_bundled_assets
-    from tunelab.services.live_hub import LiveHub, end_streams_on_exit_signals
-    from tunelab.services.reaper import start_reaper
+    from tunelab.services.catalog.bootstrap import register_bundled_assets
+    from tunelab.services.live.live_hub import LiveHub, end_streams_on_exit_signals
+    from tunelab.services.runs.reaper import start_reaper
 
     settings = get_settings()
     # Every sync handler and dependency runs on these threads; as many requests may hold a transaction (api/deps.py)

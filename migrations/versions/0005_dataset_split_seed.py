@@ -16,7 +16,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table('dataset', schema=None) as batch_op:
         batch_op.add_column(sa.Column('split_seed', sa.Integer(), nullable=True))
-    # Existing datasets get the seed a new upload of the same bytes gets (services.datasets.split_seed_for), written
+    # Existing datasets get the seed a new upload of the same bytes gets (services.catalog.datasets.split_seed_for), written
     # out here because a migration must not change when that code does.
     dataset = sa.table('dataset', sa.column('id', sa.Integer()), sa.column('content_hash', sa.String()),
                        sa.column('split_seed', sa.Integer()))

@@ -124,7 +124,7 @@ def _copy_chunks_to_points(conn: sa.Connection) -> None:
         conn.execute(metric_flush.insert(), flushes)
 
 
-# Steps per metric_rollup cell (services/downsample.ROLLUP_WIDTH) before and after: with points in chunks, reading
+# Steps per metric_rollup cell (services/metrics/downsample.ROLLUP_WIDTH) before and after: with points in chunks, reading
 # raw points is cheap, and a rollup row per 64 steps costs a quarter of what one per 16 did at every flush.
 OLD_ROLLUP_WIDTH = 16
 NEW_ROLLUP_WIDTH = 64

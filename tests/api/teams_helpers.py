@@ -204,7 +204,7 @@ LOG_TEXT = "step 1: loss 2.0\n"
 def write_run_outputs(settings, run_id: int) -> None:
     """An adapter file and a log in the run's folder, indexed as the worker indexes what training wrote."""
     from tunelab.db.session import session_scope
-    from tunelab.services.artifacts import RUN_LOG_NAME, index_run_artifacts, run_dir
+    from tunelab.services.runs.artifacts import RUN_LOG_NAME, index_run_artifacts, run_dir
 
     folder = run_dir(settings, run_id)
     (folder / ARTIFACT_PATH).parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from tests.api.teams_helpers import (
 from tunelab.core.security import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_matches
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import ApiToken, Project
-from tunelab.services import signin_limits
+from tunelab.services.accounts import signin_limits
 
 
 def from_new_address(app, **kwargs) -> TestClient:

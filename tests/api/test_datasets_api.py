@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 
 from tunelab.core.settings import get_settings
 from tunelab.db.models import Dataset
-from tunelab.services import datasets as datasets_service
-from tunelab.services.projects import default_project_id
+from tunelab.services.accounts.projects import default_project_id
+from tunelab.services.catalog import datasets as datasets_service
 from tunelab.training.formats import DatasetFormat
 
 URL = "/api/v1/datasets"

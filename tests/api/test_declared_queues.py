@@ -9,7 +9,7 @@ from sqlalchemy import func, select, update
 from tests.conftest import find_bundled_dataset
 from tunelab.core.redis import get_redis
 from tunelab.db.models import Project, Run, RunStatus, Study
-from tunelab.services import workers
+from tunelab.services.runs import workers
 
 API = "/api/v1"
 UNDECLARED = "nonexistent-queue"

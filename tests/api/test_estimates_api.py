@@ -221,8 +221,8 @@ def test_the_process_peak_scales_by_what_the_allocator_kept_on_earlier_runs_of_t
                                                                                                     settings):
     """glibc keeps freed activation pages between steps: a LoRA run of SmolLM2 held 1.5× its estimate. The factor is
     measured on earlier CPU runs of the same model and method, each estimated again from its recorded config."""
-    from tunelab.services.models import model_param_defaults, resolve_model_path
-    from tunelab.services.runs import resolve_training_choice
+    from tunelab.services.catalog.models import model_param_defaults, resolve_model_path
+    from tunelab.services.runs.runs import resolve_training_choice
 
     http = stateless_client(app)
     member = create_member(app, client, "allocator")

@@ -30,7 +30,7 @@ def _canceled_run(client, sample_id: int, method: str = "lora") -> dict:
 def _write(settings, run_id: int, files: dict[str, str]) -> None:
     """Files in the run's folder, indexed as the worker indexes what training wrote."""
     from tunelab.db.session import session_scope
-    from tunelab.services.artifacts import index_run_artifacts, run_dir
+    from tunelab.services.runs.artifacts import index_run_artifacts, run_dir
 
     folder = run_dir(settings, run_id)
     for relative, text in files.items():
@@ -156,7 +156,7 @@ def test_adapter_zip_holds_the_adapter_and_the_tokenizer_at_its_top(client, sett
 
 
 def test_a_merge_that_fails_records_why_and_leaves_no_merged_folder(client, settings, sample_id):
-    from tunelab.services.exports import execute_export
+    from tunelab.services.runs.exports import execute_export
 
     run = _canceled_run(client, sample_id)
     _write(settings, run["id"], LORA_ADAPTER)  # an adapter_config.json with no base to load: the merge fails

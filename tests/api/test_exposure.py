@@ -22,15 +22,15 @@ from tests.api.teams_helpers import (
 from tests.conftest import find_bundled_dataset
 from tunelab.db.models import Dataset, Run
 from tunelab.db.session import session_scope
-from tunelab.services import lifecycle
-from tunelab.services.external_runs import (
+from tunelab.services.catalog.models import model_identity, resolve_model_path
+from tunelab.services.runs import lifecycle
+from tunelab.services.runs.external_runs import (
     MAX_PARAM_DEPTH,
     MAX_PARAM_KEY_CHARS,
     MAX_PARAM_VALUE_CHARS,
     MAX_PARAMS,
     MAX_PARAMS_CHARS,
 )
-from tunelab.services.models import model_identity, resolve_model_path
 
 team = team_fixture("exposure")
 

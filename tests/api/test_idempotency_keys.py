@@ -18,7 +18,7 @@ from tunelab.core.errors import AppError
 from tunelab.db.base import utcnow
 from tunelab.db.models import IdempotencyKey, Run, Study, User
 from tunelab.db.session import make_engine
-from tunelab.services import idempotency
+from tunelab.services.runs import idempotency
 
 team = team_fixture("idem")
 

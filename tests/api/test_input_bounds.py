@@ -10,7 +10,10 @@ from tests.api.teams_helpers import API, error_of, unique
 from tests.conftest import find_bundled_dataset
 from tunelab.core.errors import AppError
 from tunelab.schemas.common import MAX_ID
-from tunelab.services import datasets, paging, runs, studies
+from tunelab.services import paging
+from tunelab.services.catalog import datasets
+from tunelab.services.evaluation import studies
+from tunelab.services.runs import runs
 
 
 def _offset_cursor(json_text: str) -> str:

@@ -69,9 +69,9 @@ def test_one_subscription_per_process_serves_every_stream_every_point_once(api_s
 
 def test_a_run_nobody_watches_sends_no_notices_and_a_viewer_who_comes_later_gets_every_point(api_server, api,
                                                                                              redis_url):
-    """Metrics notices of a run nobody watches are skipped (services/watched_runs): each would be heard, and
+    """Metrics notices of a run nobody watches are skipped (services/live/watched_runs): each would be heard, and
     dropped, by every API process. A viewer's hub announces the run before its first read."""
-    from tunelab.services.events import run_channel
+    from tunelab.services.live.events import run_channel
 
     run = _external_run(api)
     listener = redis.Redis.from_url(redis_url, decode_responses=True).pubsub(ignore_subscribe_messages=True)
@@ -130,8 +130,9 @@ def test_one_sql_read_per_notification_serves_every_stream_of_the_run(settings, 
     """In-process, with the real Redis and database: streams are consumed as uvicorn would, flushes are logged as
     the ingest route does, and the hub counts its SQL reads."""
     from tunelab.db.session import session_scope
-    from tunelab.services import live, metrics
-    from tunelab.services.live_hub import LiveHub
+    from tunelab.services import metrics
+    from tunelab.services.live import live
+    from tunelab.services.live.live_hub import LiveHub
 
     flushes, streams = 8, 10
     run_id = _run_in_sql("hub reads")
@@ -184,7 +185,8 @@ def test_one_read_for_many_runs_cut_at_its_limit_never_splits_a_flush(settings, 
     """The shared read takes every due run in one query; when it hits its limit, the run it was cut in keeps only
     whole flushes and it and the runs after it are read again, until every flush came exactly once, in order."""
     from tunelab.db.session import session_scope
-    from tunelab.services import live_hub, metrics
+    from tunelab.services import metrics
+    from tunelab.services.live import live_hub
 
     run_ids = [_run_in_sql(f"cut {i}") for i in range(3)]
     for run_id in run_ids:

@@ -19,7 +19,7 @@ from tunelab.db.models.run import Run
 from tunelab.db.session import make_engine
 from tunelab.services import metrics
 from tunelab.services.metrics import Driver
-from tunelab.services.run_refs import RunRef
+from tunelab.services.runs.run_refs import RunRef
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

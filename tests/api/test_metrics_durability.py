@@ -15,7 +15,7 @@ from tunelab.db.loop_connections import LoopConnections, LoopSqlite
 from tunelab.db.models.run import Run
 from tunelab.db.session import make_engine
 from tunelab.services import metrics
-from tunelab.services.run_refs import RunRef
+from tunelab.services.runs.run_refs import RunRef
 
 
 @pytest.fixture(params=["durable", "relaxed"])

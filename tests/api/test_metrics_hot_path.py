@@ -21,7 +21,7 @@ from tests.api.teams_helpers import (
 from tests.conftest import wait_for
 from tunelab.api.deps import get_db
 from tunelab.db.session import get_engine
-from tunelab.services import principal_cache
+from tunelab.services.accounts import principal_cache
 
 KEYS = ("train/loss", "train/learning_rate", "train/grad_norm")
 # Statements of one batch of a remembered caller (on SQLite, the session's database): the flush number with the

@@ -8,8 +8,8 @@ from sqlalchemy.orm import Session
 from tunelab.db.models.metric import MetricSummary
 from tunelab.db.models.run import Run
 from tunelab.services import metrics
-from tunelab.services.downsample import downsample
 from tunelab.services.metrics import reads
+from tunelab.services.metrics.downsample import downsample
 
 
 def _create_run(session: Session) -> Run:

@@ -1,4 +1,4 @@
-"""Each API process remembers who a token or browser session is for a few seconds (services/principal_cache), and a
+"""Each API process remembers who a token or browser session is for a few seconds (services/accounts/principal_cache), and a
 change of rights made through any process is obeyed by every other one at once, not after that time."""
 
 import time

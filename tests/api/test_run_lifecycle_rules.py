@@ -7,8 +7,8 @@ import pytest
 from tunelab.core.errors import AppError
 from tunelab.db.base import utcnow
 from tunelab.db.models import Project, Run, RunStatus
-from tunelab.services import lifecycle, runs
-from tunelab.services.principal import SYSTEM
+from tunelab.services.accounts.principal import SYSTEM
+from tunelab.services.runs import lifecycle, runs
 
 
 class NoBroker:

@@ -3,7 +3,7 @@
 from tunelab.db.base import utcnow
 from tunelab.db.models.run import Run, RunStatus
 from tunelab.db.session import session_scope
-from tunelab.services.execution import SqlRunSink
+from tunelab.worker.execution import SqlRunSink
 
 API = "/api/v1"
 

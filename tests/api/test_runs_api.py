@@ -100,7 +100,7 @@ def test_clone_overrides_params_and_delete_removes_artifacts(client, assets, sam
 
 def test_artifact_download_cannot_escape_the_run_folder(client, db_session, assets, sample_id, settings):
     from tunelab.core.errors import AppError
-    from tunelab.services.artifacts import artifact_file
+    from tunelab.services.runs.artifacts import artifact_file
 
     body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_id, "queue": "nobody-listens"}
     run = client.post("/api/v1/runs", json=body).json()

@@ -22,7 +22,7 @@ from tests.api.teams_helpers import (
 )
 from tunelab.db.models import Run, RunTag
 from tunelab.schemas.metrics import DEFAULT_MAX_POINTS
-from tunelab.services import run_filters, runs
+from tunelab.services.runs import run_filters, runs
 
 team = team_fixture("table")
 
@@ -227,7 +227,7 @@ def test_the_runs_export_holds_every_matching_run_with_tags_params_and_summary(h
 
 
 def test_the_runs_export_is_not_one_page(http, team, monkeypatch):
-    from tunelab.services import table_exports
+    from tunelab.services.runs import table_exports
 
     monkeypatch.setattr(table_exports, "RUNS_PAGE", 2)  # pages of two, so five runs take three of them
     tag = unique("many")

@@ -13,7 +13,7 @@ from tests.conftest import wait_for
 from tunelab.api.deps import get_db
 from tunelab.core.settings import get_settings
 from tunelab.main import create_app
-from tunelab.services import principal_cache
+from tunelab.services.accounts import principal_cache
 
 
 def _directives(response) -> dict[str, str]:

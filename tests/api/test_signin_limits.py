@@ -1,4 +1,4 @@
-"""Sign-in counters kept in SQL while Redis does not answer (services/signin_limits), on SQLite and PostgreSQL: the
+"""Sign-in counters kept in SQL while Redis does not answer (services/accounts/signin_limits), on SQLite and PostgreSQL: the
 same locks per address and per email from one address, the same growing wait per email, and the owner's sign-in
 clears the email's count."""
 
@@ -10,8 +10,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tunelab.core.errors import AppError
-from tunelab.services import signin_limits
-from tunelab.services.signin_limits import Attempt
+from tunelab.services.accounts import signin_limits
+from tunelab.services.accounts.signin_limits import Attempt
 
 EMAIL = "owner@signin-limits.test"
 

@@ -7,7 +7,7 @@ import pytest
 
 import tunelab
 from tunelab.client import params as sdk
-from tunelab.services import external_runs as server
+from tunelab.services.runs import external_runs as server
 
 
 @pytest.fixture(autouse=True)

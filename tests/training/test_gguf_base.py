@@ -30,7 +30,7 @@ def test_adapter_of_a_gguf_base_loads_with_auto_peft(train, gguf_folder):
     import torch
     from peft import AutoPeftModelForCausalLM
 
-    from tunelab.services.models import model_identity
+    from tunelab.services.catalog.models import model_identity
     from tunelab.training.base_models import ensure_hf_base
 
     gguf = next(gguf_folder.glob("*.gguf"))

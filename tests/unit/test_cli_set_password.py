@@ -9,8 +9,8 @@ from sqlalchemy import select
 from tunelab.core.security import verify_password
 from tunelab.db.models import User, UserSession
 from tunelab.db.session import session_scope
-from tunelab.services import auth, users
-from tunelab.services.principal import Actor
+from tunelab.services.accounts import auth, users
+from tunelab.services.accounts.principal import Actor
 
 
 def _set_password(email: str, password: str, *flags: str) -> subprocess.CompletedProcess:

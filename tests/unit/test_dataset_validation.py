@@ -1,7 +1,7 @@
 import hashlib
 import json
 
-from tunelab.services.datasets import MAX_REPORTED_ERRORS, length_stats, validate_jsonl
+from tunelab.services.catalog.datasets import MAX_REPORTED_ERRORS, length_stats, validate_jsonl
 from tunelab.training.formats import DatasetFormat
 
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from tests.unit.test_deploy_files import SECRET, _compose
 from tunelab.core.settings import Settings
-from tunelab.services import run_queues
+from tunelab.services.runs import run_queues
 
 
 @pytest.fixture

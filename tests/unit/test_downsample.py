@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tunelab.services.downsample import bucket_of, downsample
+from tunelab.services.metrics.downsample import bucket_of, downsample
 
 
 def _series(length: int, spike_at: int | None = None, spike: float = 50.0):

@@ -5,7 +5,7 @@ import hashlib
 import sqlalchemy as sa
 
 from tunelab.db.migrate import downgrade, upgrade
-from tunelab.services.datasets import split_seed_for
+from tunelab.services.catalog.datasets import split_seed_for
 
 
 def test_existing_datasets_get_the_split_seed_of_their_content(migration_db_url):

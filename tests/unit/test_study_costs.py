@@ -2,7 +2,7 @@
 across base models or eval splits."""
 
 from tunelab.schemas.studies import CostValue
-from tunelab.services.cost_table import EvalSplit, RunFigures, beats_noise, cost_table, tokens_to_reach
+from tunelab.services.evaluation.cost_table import EvalSplit, RunFigures, beats_noise, cost_table, tokens_to_reach
 
 SPLIT = EvalSplit(dataset="a" * 64, split_seed=7, eval_fraction=0.1)
 

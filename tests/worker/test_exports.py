@@ -7,7 +7,7 @@ import zipfile
 
 from tests.conftest import wait_while_progressing
 from tests.worker.conftest import launch, wait_finished
-from tunelab.services.models import resolve_model_path
+from tunelab.services.catalog.models import resolve_model_path
 
 EXPORT_FINISHED = {"succeeded", "failed"}
 

@@ -18,8 +18,8 @@ def _editor(settings, project_id: int) -> dict[str, str]:
     invitation is: no password to hash on a busy machine)."""
     from tunelab.db.models import Role
     from tunelab.db.session import session_scope
-    from tunelab.services import auth, users
-    from tunelab.services.principal import Actor
+    from tunelab.services.accounts import auth, users
+    from tunelab.services.accounts.principal import Actor
 
     with session_scope() as session:
         created = users.create_user(session, settings, Actor(None, "tests"), new_email("fair"), "fair", None, False,

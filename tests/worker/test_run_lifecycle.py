@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import wait_for, wait_while_progressing
 from tests.worker.conftest import FINISHED, bundled_dataset, launch, run_progress, series, wait_finished
-from tunelab.services.models import resolve_model_path
+from tunelab.services.catalog.models import resolve_model_path
 
 
 def _statuses_until_finished(api, run_id: int) -> list[str]:
@@ -150,7 +150,7 @@ def test_train_loss_matches_a_bare_trl_script(api, worker, sample_dataset, setti
     from tests.training.bare_trl import bare_trl_losses
     from tunelab.db.models import Dataset
     from tunelab.db.session import get_sessionmaker
-    from tunelab.services.datasets import dataset_file
+    from tunelab.services.catalog.datasets import dataset_file
 
     params = {"max_steps": 8, "eval_steps": 8, "seed": 1234}
     run = launch(api, "full", sample_dataset["id"], **params)
@@ -187,7 +187,7 @@ def test_cancel_running_run_stops_within_two_steps(api, worker, sample_dataset, 
 
 def test_cancel_queued_run_never_starts(api, sample_dataset):
     from tests.conftest import SESSION_TAG
-    from tunelab.services.supervisor import execute_run
+    from tunelab.worker.supervisor import execute_run
 
     queue = f"nobody-{SESSION_TAG}"  # no worker consumes it, and no other test queues runs there
     body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"], "queue": queue}

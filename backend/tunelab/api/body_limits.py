@@ -89,7 +89,7 @@ def body_limit(scope: Scope, settings: Settings) -> tuple[int, str]:
 
 
 def payload_too_large(limit: int, setting: str, settings: Settings) -> AppError:
-    # An upload's limit is said as its file's, without the form's overhead (services/datasets.upload_too_large).
+    # An upload's limit is said as its file's, without the form's overhead (services/catalog/datasets.upload_too_large).
     shown = settings.upload_max_bytes if setting == "TUNELAB_UPLOAD_MAX_BYTES" else limit
     return AppError("PAYLOAD_TOO_LARGE", f"the request body is larger than the limit of {shown:,} bytes ({setting})",
                     {"limit_bytes": shown})

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.session import get_sessionmaker
-from tunelab.services.exports import ExportBroker
-from tunelab.services.playground import GenerationBroker
-from tunelab.services.queue import Broker
+from tunelab.services.evaluation.playground import GenerationBroker
+from tunelab.services.runs.exports import ExportBroker
+from tunelab.services.runs.queue import Broker
 
 
 def _commit(session: Session) -> None:

@@ -1,13 +1,13 @@
 """The `Idempotency-Key` header of the launch routes (POST /runs, clone, studies), declared once so that the OpenAPI
-document and the generated client know it; services.idempotency does the work."""
+document and the generated client know it; services.runs.idempotency does the work."""
 
 from typing import Annotated, Any
 
 from fastapi import Header, Request, Response
 from pydantic import BaseModel
 
-from tunelab.services.idempotency import HEADER, KeyedRequest, Launched, keyed_request
-from tunelab.services.principal import Principal
+from tunelab.services.accounts.principal import Principal
+from tunelab.services.runs.idempotency import HEADER, KeyedRequest, Launched, keyed_request
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 
@@ -25,7 +25,7 @@ REPLAYED_RESPONSE: dict[int | str, dict[str, Any]] = {201: {"headers": {REPLAYED
 
 
 def keyed(principal: Principal, key: str | None, request: Request, body: BaseModel | None) -> KeyedRequest | None:
-    """The launch as services.idempotency compares it: the caller, the key, the method and path, the body."""
+    """The launch as services.runs.idempotency compares it: the caller, the key, the method and path, the body."""
     if key is None:
         return None
     endpoint = f"{request.method} {request.url.path}"

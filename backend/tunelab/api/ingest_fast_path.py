@@ -7,7 +7,7 @@ the session, principal and run policies, two hops to a thread). This ASGI middle
 FastAPI's own (main.TunelabAPI), and takes a request only when:
 
 - it carries an API token that principal_cache remembers, with the editor role (or higher) in the run's project;
-- services/run_refs remembers the run, and it is external (both checked before the body is read);
+- services/runs/run_refs remembers the run, and it is external (both checked before the body is read);
 - it declares a Content-Length within LOOP_DECODE_MAX_BYTES and TUNELAB_METRICS_BODY_MAX_BYTES (so the body it reads
   is bounded, and decoding it holds the loop ~5 ms at most);
 - the body is JSON with no escape that can make a character no column holds, and a batch MetricBatchIn surely
@@ -53,10 +53,11 @@ from tunelab.db.models import Role
 from tunelab.db.session import get_engine
 from tunelab.schemas.metrics import fast_metric_batch
 from tunelab.services import metrics as metrics_service
-from tunelab.services import principal_cache, run_refs
-from tunelab.services.events import publish_metrics_now, publish_metrics_soon
+from tunelab.services.accounts import principal_cache
+from tunelab.services.live.events import publish_metrics_now, publish_metrics_soon
 from tunelab.services.metrics import Driver, MetricPoint
-from tunelab.services.run_refs import RunRef
+from tunelab.services.runs import run_refs
+from tunelab.services.runs.run_refs import RunRef
 
 # The route's path with a run id the route's ResourceId accepts (1 … 2^63-1 fits in 19 digits; the route checks the
 # range of anything longer).

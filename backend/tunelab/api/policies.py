@@ -19,9 +19,10 @@ from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csr
 from tunelab.core.settings import get_settings
 from tunelab.db.models import Dataset, Project, Role, Run, ShareLink, Study
 from tunelab.schemas.common import ResourceId
-from tunelab.services import access, auth, principal_cache, run_refs, shares
-from tunelab.services.principal import Principal
-from tunelab.services.run_refs import RunRef
+from tunelab.services.accounts import access, auth, principal_cache, shares
+from tunelab.services.accounts.principal import Principal
+from tunelab.services.runs import run_refs
+from tunelab.services.runs.run_refs import RunRef
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SHARE_QUERY_PARAM = "share"  # for EventSource and download links, which cannot send headers
@@ -153,7 +154,7 @@ def _run_policy(role: Role, doing: str, downloads: bool = False) -> Callable:
 
 def _run_ref_policy(role: Role, doing: str) -> Callable:
     """The run policy for the metrics hot path: a run seen before by this process is checked on the event loop
-    against the caller's (remembered) roles, with no SQL and no thread hop; see services/run_refs."""
+    against the caller's (remembered) roles, with no SQL and no thread hop; see services/runs/run_refs."""
 
     @policy(f"run:{role.value}")
     async def check(run_id: ResourceId, session: SessionDep, principal: ReaderDep) -> RunRef:

@@ -1,4 +1,4 @@
-"""An external run's config cut to what the server takes (its bounds: services/external_runs.py), so that a training
+"""An external run's config cut to what the server takes (its bounds: services/runs/external_runs.py), so that a training
 script never fails at `init` on a long prompt template or a large nested config: what does not fit is shortened or
 left out, with one warning naming it."""
 

@@ -14,7 +14,7 @@ def _tag(value: str) -> str:
     return value
 
 
-# The limits are services.run_filters' (MAX_TAG_LENGTH, MAX_TAGS_PER_RUN), which the GET /runs tag filter shares.
+# The limits are services.runs.run_filters' (MAX_TAG_LENGTH, MAX_TAGS_PER_RUN), which the GET /runs tag filter shares.
 RunTagName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50),
                        AfterValidator(_tag), Field(description="1–50 characters, no commas")]
 RunTagList = Annotated[list[RunTagName], Field(max_length=20, description="At most 20 tags")]

@@ -156,7 +156,7 @@ def truncation_summary(objective: ObjectiveSpec, records: list[Record], tokenize
 
 def preload() -> None:
     """Import what every run needs (torch, transformers, TRL, PEFT, datasets): a warm training process does it before
-    its run is known (services.supervisor). Nothing here touches a device, so a CUDA context is still made fresh by
+    its run is known (worker.supervisor). Nothing here touches a device, so a CUDA context is still made fresh by
     the run itself."""
     # transformers and TRL load a module at its first use: the names each objective takes are imported here.
     import datasets  # noqa: F401

@@ -122,7 +122,7 @@ class TrainingJob:
     # Where the base model's answers for evaluation by generation are kept between runs of the same model and split;
     # None generates them in every run.
     baseline_cache_dir: Path | None = None
-    # What tells the base weights at `model` apart from others once at that path (services.models.model_identity's
+    # What tells the base weights at `model` apart from others once at that path (services.catalog.models.model_identity's
     # digest), part of the baseline cache's key.
     model_digest: str = ""
     # Runs that start from runs (SFT after continued pretraining, DPO after SFT): the weights the run starts from, on

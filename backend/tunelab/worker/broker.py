@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class CeleryBroker:
-    """Implements services.queue.Broker, services.exports.ExportBroker and services.playground.GenerationBroker."""
+    """Implements services.runs.queue.Broker, services.runs.exports.ExportBroker and services.evaluation.playground.GenerationBroker."""
 
     def epoch(self) -> str:
         # Redis loses this key exactly when it loses the queues: a restart without persistence, FLUSHALL, a new server.

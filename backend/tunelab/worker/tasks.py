@@ -7,10 +7,9 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
-from tunelab.services import run_queues, workers
-from tunelab.services.exports import execute_export
-from tunelab.services.playground import execute_request, warm_up_in_background
-from tunelab.services.supervisor import execute_run, start_warm_process, worker_name
+from tunelab.services.evaluation.playground import execute_request, warm_up_in_background
+from tunelab.services.runs import run_queues, workers
+from tunelab.services.runs.exports import execute_export
 from tunelab.worker.broker import get_broker
 from tunelab.worker.celery_app import (
     EXPORT_RUN_TASK,
@@ -19,6 +18,7 @@ from tunelab.worker.celery_app import (
     WORKER_QUEUES_ENV,
     celery_app,
 )
+from tunelab.worker.supervisor import execute_run, start_warm_process, worker_name
 
 _presence_stop = threading.Event()
 

@@ -23,8 +23,8 @@ from tunelab.schemas.auth import (
     UserPublic,
 )
 from tunelab.schemas.common import ResourceId
-from tunelab.services import auth, users
-from tunelab.services.projects import list_projects
+from tunelab.services.accounts import auth, users
+from tunelab.services.accounts.projects import list_projects
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 

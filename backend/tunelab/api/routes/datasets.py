@@ -19,10 +19,10 @@ from tunelab.core.text import INVALID_CHAR, INVALID_CHAR_MESSAGE
 from tunelab.db.models import Dataset, Role
 from tunelab.schemas.common import MAX_ID, ResourceId
 from tunelab.schemas.datasets import DatasetPreviewPublic, DatasetPublic, DatasetsPublic, DatasetUpload
-from tunelab.services import access
-from tunelab.services import datasets as datasets_service
-from tunelab.services.models import resolve_model_path
-from tunelab.services.principal import Principal
+from tunelab.services.accounts import access
+from tunelab.services.accounts.principal import Principal
+from tunelab.services.catalog import datasets as datasets_service
+from tunelab.services.catalog.models import resolve_model_path
 
 router = APIRouter(tags=["datasets"])
 

@@ -4,7 +4,8 @@ from tunelab.api.deps import SessionDep, SettingsDep
 from tunelab.api.policies import UserDep
 from tunelab.core.errors import responses
 from tunelab.schemas.estimates import EstimateCreate, EstimatePublic
-from tunelab.services import access, estimates
+from tunelab.services.accounts import access
+from tunelab.services.runs import estimates
 
 router = APIRouter(tags=["estimates"])
 

@@ -6,7 +6,7 @@ from tunelab.api.routes.runs import archive_url
 from tunelab.core.errors import responses
 from tunelab.db.models import ExportStatus, RunExport
 from tunelab.schemas.exports import RunExportPublic, RunExportsPublic
-from tunelab.services import exports
+from tunelab.services.runs import exports
 
 router = APIRouter(tags=["exports"])
 

@@ -7,7 +7,7 @@ from tunelab.api.deps import SessionDep
 from tunelab.api.policies import Public, caller_or_anonymous
 from tunelab.core.redis import get_responsive_redis
 from tunelab.schemas.health import HealthPublic, WorkerPublic
-from tunelab.services.workers import WorkerPresence, list_workers
+from tunelab.services.runs.workers import WorkerPresence, list_workers
 
 router = APIRouter(tags=["health"])
 

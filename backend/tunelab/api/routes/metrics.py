@@ -25,10 +25,11 @@ from tunelab.schemas.metrics import (
     RunMetricsPublic,
     count_points,
 )
-from tunelab.services import access, table_exports
 from tunelab.services import metrics as metrics_service
-from tunelab.services.downsample import SeriesData
+from tunelab.services.accounts import access
 from tunelab.services.metrics import MetricPoint
+from tunelab.services.metrics.downsample import SeriesData
+from tunelab.services.runs import table_exports
 
 router = APIRouter(tags=["metrics"])
 

@@ -4,7 +4,7 @@ from tunelab.api.deps import SettingsDep
 from tunelab.api.policies import signed_in
 from tunelab.core.errors import responses
 from tunelab.schemas.models import ModelPublic, ModelsPublic
-from tunelab.services.models import list_models
+from tunelab.services.catalog.models import list_models
 
 router = APIRouter(tags=["models"])
 

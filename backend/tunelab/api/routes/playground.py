@@ -15,7 +15,7 @@ from tunelab.schemas.playground import (
     RunSamplePublic,
     RunSamplesPublic,
 )
-from tunelab.services import playground
+from tunelab.services.evaluation import playground
 
 router = APIRouter(tags=["playground"])
 

@@ -21,7 +21,7 @@ from tunelab.schemas.projects import (
     ProjectUpdate,
 )
 from tunelab.schemas.shares import SharesPublic
-from tunelab.services import access, audit, projects, shares
+from tunelab.services.accounts import access, audit, projects, shares
 
 router = APIRouter(tags=["projects"])
 

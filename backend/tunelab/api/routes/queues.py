@@ -4,7 +4,7 @@ from tunelab.api.deps import SettingsDep
 from tunelab.api.policies import signed_in
 from tunelab.core.errors import responses
 from tunelab.schemas.queues import QueuePublic, QueuesPublic
-from tunelab.services import run_queues
+from tunelab.services.runs import run_queues
 
 router = APIRouter(tags=["queues"])
 

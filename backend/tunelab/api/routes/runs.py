@@ -39,12 +39,12 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunUpdate,
 )
-from tunelab.services import (
-    access,
+from tunelab.services.accounts import access
+from tunelab.services.live import live
+from tunelab.services.runs import (
     artifacts,
     external_runs,
     idempotency,
-    live,
     run_edits,
     run_filters,
     run_logs,

@@ -7,7 +7,7 @@ from tunelab.api.policies import Public, ShareManaged, UserDep
 from tunelab.core.errors import responses
 from tunelab.db.models import Role
 from tunelab.schemas.shares import ShareCreate, ShareCreated, SharedViewPublic, SharePublic
-from tunelab.services import access, shares
+from tunelab.services.accounts import access, shares
 
 router = APIRouter(tags=["shares"])
 

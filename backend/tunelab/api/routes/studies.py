@@ -19,7 +19,9 @@ from tunelab.schemas.studies import (
     StudyDetailPublic,
     StudyExtend,
 )
-from tunelab.services import access, idempotency, shares, studies
+from tunelab.services.accounts import access, shares
+from tunelab.services.evaluation import studies
+from tunelab.services.runs import idempotency
 
 router = APIRouter(tags=["studies"])
 

@@ -8,7 +8,7 @@ from tunelab.core.errors import responses
 from tunelab.db.models import Role
 from tunelab.schemas.auth import InvitationPublic, UserCreate, UserCreated, UserPublic, UsersPublic, UserUpdate
 from tunelab.schemas.common import ResourceId
-from tunelab.services import access, users
+from tunelab.services.accounts import access, users
 
 router = APIRouter(tags=["users"])
 

@@ -42,7 +42,7 @@ class MetricSummary(Base):
 
 class MetricRollup(Base):
     """Per (run, key) and cell of ROLLUP_WIDTH steps: the cell's last point, min, max and count, kept current at
-    ingest, so that a long series is bucketed from 1/ROLLUP_WIDTH of its points (services/downsample.py)."""
+    ingest, so that a long series is bucketed from 1/ROLLUP_WIDTH of its points (services/metrics/downsample.py)."""
 
     __tablename__ = "metric_rollup"
     __table_args__ = ({"sqlite_with_rowid": False},)

@@ -23,7 +23,6 @@ from sqlalchemy.sql.elements import BindParameter
 
 from tunelab.core.errors import AppError
 from tunelab.db.loop_connections import LoopConnections
-from tunelab.services import run_refs
 from tunelab.services.metrics.batches import cells_of, new_chunks, rollup_rows, summarize, summary_rows
 from tunelab.services.metrics.ingest import require_external
 from tunelab.services.metrics.records import (
@@ -41,7 +40,8 @@ from tunelab.services.metrics.statements import (
     upsert_rollups,
     upsert_summaries,
 )
-from tunelab.services.run_refs import RunRef
+from tunelab.services.runs import run_refs
+from tunelab.services.runs.run_refs import RunRef
 
 
 async def store_at_once(connections: LoopConnections, run: RunRef, points: Sequence[MetricPoint]) -> int | None:

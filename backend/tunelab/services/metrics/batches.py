@@ -7,7 +7,7 @@ from collections import defaultdict
 from operator import itemgetter
 from typing import NamedTuple
 
-from tunelab.services.downsample import ROLLUP_WIDTH
+from tunelab.services.metrics.downsample import ROLLUP_WIDTH
 from tunelab.services.metrics.driver import Driver
 from tunelab.services.metrics.packing import pack, unpack
 from tunelab.services.metrics.records import KeySummary, MetricPoint

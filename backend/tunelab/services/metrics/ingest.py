@@ -9,8 +9,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import get_settings
-from tunelab.services import run_refs
-from tunelab.services.events import publish_metrics_after_commit
+from tunelab.services.live.events import publish_metrics_after_commit
 from tunelab.services.metrics.batches import Cell, cells_of, new_chunks, rollup_rows, summarize, summary_rows
 from tunelab.services.metrics.driver import Driver
 from tunelab.services.metrics.records import (
@@ -21,7 +20,8 @@ from tunelab.services.metrics.records import (
     rollup_table,
     summary_table,
 )
-from tunelab.services.run_refs import RunRef
+from tunelab.services.runs import run_refs
+from tunelab.services.runs.run_refs import RunRef
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def store_points(driver: Driver, run_id: int, points: Sequence[MetricPoint], *,
     calls events.publish_metrics_now.
 
     Idempotent on (run_id, key, step): a retried batch stores nothing twice and leaves the summaries unchanged.
-    With `remembered` (services/run_refs), the run must still be in that project and external, else RUN_NOT_FOUND.
+    With `remembered` (services/runs/run_refs), the run must still be in that project and external, else RUN_NOT_FOUND.
     """
     if driver.dialect == "postgresql" and get_settings().metrics_durability == "relaxed":
         # Only when asked: a database crash may then lose the last fraction of a second of acknowledged points

@@ -15,8 +15,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
-from tunelab.services.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
 from tunelab.services.metrics.batches import nan_min, nan_wins_max
+from tunelab.services.metrics.downsample import ROLLUP_WIDTH, SeriesData, cells_per_bucket, downsample, uses_rollups
 from tunelab.services.metrics.packing import chunk_points
 from tunelab.services.metrics.records import MetricPoint, Series, chunk_table, rollup_table, run_table, summary_table
 

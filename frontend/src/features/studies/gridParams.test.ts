@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import studiesService from "../../../../backend/tunelab/services/studies.py?raw";
+import studiesService from "../../../../backend/tunelab/services/evaluation/studies.py?raw";
 import type { Schemas } from "../../api/client";
 import {
   BUDGET_PARAMS,
@@ -69,7 +69,7 @@ function param(name: string, params: GridParam[]): GridParam {
 }
 
 describe("what a study may vary, as the API decides it", () => {
-  it("mirrors the params backend/tunelab/services/studies.py keeps out of a grid or ties to a token budget", () => {
+  it("mirrors the params backend/tunelab/services/evaluation/studies.py keeps out of a grid or ties to a token budget", () => {
     const names = (pattern: RegExp) => [...(pattern.exec(studiesService)?.[1] ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1]).sort();
     const budget = names(/^BUDGET_PARAMS = frozenset\(\{([^}]*)\}\)/m);
     expect(budget.length).toBeGreaterThan(0);

@@ -12,7 +12,7 @@ type Model = Schemas["ModelPublic"];
 /** A grid value as the API takes it (StudyCreate.grid). */
 export type GridValue = number | string | boolean;
 
-// As backend/tunelab/services/studies.py refuses them in a grid: the budget and the seeds are the study's; the eval
+// As backend/tunelab/services/evaluation/studies.py refuses them in a grid: the budget and the seeds are the study's; the eval
 // split is one for the whole study; a param that changes the tokens of a step keeps the budget matched only when the
 // budget is in tokens.
 export const BUDGET_PARAMS: ReadonlySet<string> = new Set(["max_steps", "num_train_epochs", "seed"]);

@@ -10,8 +10,8 @@ from tunelab.core.security import new_token, same_hash, token_hash
 from tunelab.db.base import utcnow
 from tunelab.db.models import Project, Run, ShareLink, Study, User
 from tunelab.schemas.shares import SharedViewPublic, SharePublic
-from tunelab.services import audit
-from tunelab.services.principal import Actor
+from tunelab.services.accounts import audit
+from tunelab.services.accounts.principal import Actor
 
 
 def is_active(link: ShareLink) -> bool:

@@ -11,8 +11,9 @@ from tunelab.db.base import utcnow
 from tunelab.db.models import MetricSummary, Run, RunStatus
 from tunelab.db.models.run import FINISHED_STATUSES
 from tunelab.schemas.runs import RunFinish
-from tunelab.services import audit, lifecycle
-from tunelab.services.principal import Actor
+from tunelab.services.accounts import audit
+from tunelab.services.accounts.principal import Actor
+from tunelab.services.runs import lifecycle
 from tunelab.training.sink import RunSummary
 
 # An external run's params are whatever its script sends, and every run list carries them: bounded as MLflow bounds a

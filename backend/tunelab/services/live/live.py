@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
-from tunelab.services.live_hub import LiveHub, read_flushes, sse
+from tunelab.services.live.live_hub import LiveHub, read_flushes, sse
 
 KEEPALIVE_S = 15.0
 RECONNECT_MS = 2000

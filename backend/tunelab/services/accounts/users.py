@@ -13,9 +13,9 @@ from tunelab.core.settings import Settings
 from tunelab.db.base import utcnow
 from tunelab.db.models import Project, ProjectMember, Role, User, UserSession
 from tunelab.db.models.project import DEFAULT_PROJECT
-from tunelab.services import audit
-from tunelab.services.auth import normalize_email
-from tunelab.services.principal import Actor
+from tunelab.services.accounts import audit
+from tunelab.services.accounts.auth import normalize_email
+from tunelab.services.accounts.principal import Actor
 
 MIN_PASSWORD_LENGTH = 8
 

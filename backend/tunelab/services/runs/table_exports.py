@@ -15,7 +15,8 @@ from sqlalchemy import select
 from tunelab.core.csv_cells import text_cell
 from tunelab.db.models import Run
 from tunelab.db.session import session_scope
-from tunelab.services import metrics, runs
+from tunelab.services import metrics
+from tunelab.services.runs import runs
 
 ExportFormat = Literal["csv", "json"]
 

@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tunelab.db.models import AuditEvent
-from tunelab.services.principal import Actor
+from tunelab.services.accounts.principal import Actor
 
 
 def record(session: Session, project_id: int, actor: Actor, action: str, target_type: str, target_id: int | None,

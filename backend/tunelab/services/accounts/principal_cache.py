@@ -25,8 +25,8 @@ from tunelab.core.security import token_hash
 from tunelab.core.settings import get_settings
 from tunelab.db.base import utcnow
 from tunelab.db.models import ApiToken, Project, ProjectMember, Role, Run, User, UserSession
-from tunelab.services import run_refs
-from tunelab.services.principal import Principal
+from tunelab.services.accounts.principal import Principal
+from tunelab.services.runs import run_refs
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ def _note_flushed_changes(session: Session, _flush_context: object, _instances: 
             _changes_rights(obj, True) for obj in session.dirty):
         session.info[_CHANGED_KEY] = True
     elif any(isinstance(obj, Run) for obj in session.deleted):
-        # A deleted run's id may be given again (SQLite), to a run of another project: services/run_refs forgets.
+        # A deleted run's id may be given again (SQLite), to a run of another project: services/runs/run_refs forgets.
         session.info[_CHANGED_KEY] = True
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.redis import get_redis
 from tunelab.core.settings import get_settings
-from tunelab.services import watched_runs
+from tunelab.services.live import watched_runs
 
 log = logging.getLogger(__name__)
 _PENDING_KEY = "tunelab_after_commit"
@@ -66,7 +66,7 @@ def publish_metrics_after_commit(session: Session, run_id: int, seq: int) -> Non
 
 
 def publish_metrics_now(run_id: int, seq: int) -> None:
-    """The notice of a flush, unless this process knows nobody watches the run (services/watched_runs)."""
+    """The notice of a flush, unless this process knows nobody watches the run (services/live/watched_runs)."""
     if watched_runs.watched(run_id):
         publish_now(run_id, {"type": "metrics", "seq": seq})
 

@@ -26,13 +26,14 @@ from tunelab.schemas.estimates import (
     StrategyTotal,
     TimeEstimate,
 )
-from tunelab.services import datasets, workers
-from tunelab.services.models import model_param_defaults, resolve_model_path
-from tunelab.services.runs import (
+from tunelab.services.catalog import datasets
+from tunelab.services.catalog.models import model_param_defaults, resolve_model_path
+from tunelab.services.runs.runs import (
     TrainingChoice,
     check_params_fit_model,
     resolve_training_choice,
     training_config,
+    workers,
 )
 from tunelab.training import estimator, registry
 from tunelab.training.devices import Device

@@ -1,5 +1,5 @@
 """Runs as people ask for them: launch, list, read, cancel (or force-stop), resume, clone, delete. What the
-worker and the reaper do to a run is in services.lifecycle; how it reaches a worker, in services.queue."""
+worker and the reaper do to a run is in services.runs.lifecycle; how it reaches a worker, in services.runs.queue."""
 
 import logging
 import shutil
@@ -32,14 +32,17 @@ from tunelab.schemas.runs import (
     RunsPublic,
     RunTruncationPublic,
 )
-from tunelab.services import audit, events, exports, external_runs, metrics, queue, run_filters, run_queues, workers
-from tunelab.services.artifacts import run_dir
-from tunelab.services.lifecycle import finish_run
-from tunelab.services.models import model_param_defaults, resolve_model_path
+from tunelab.services import metrics
+from tunelab.services.accounts import audit
+from tunelab.services.accounts.principal import SYSTEM, Actor
+from tunelab.services.catalog.models import model_param_defaults, resolve_model_path
+from tunelab.services.live import events
 from tunelab.services.paging import decode_offset, encode_offset
-from tunelab.services.principal import SYSTEM, Actor
-from tunelab.services.queue import Broker
-from tunelab.services.workers import WorkerPresence
+from tunelab.services.runs import exports, external_runs, queue, run_filters, run_queues, workers
+from tunelab.services.runs.artifacts import run_dir
+from tunelab.services.runs.lifecycle import finish_run
+from tunelab.services.runs.queue import Broker
+from tunelab.services.runs.workers import WorkerPresence
 from tunelab.training import model_fit, registry
 from tunelab.training.sink import perplexity
 

@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Run, RunStatus
-from tunelab.services import artifacts, events
+from tunelab.services.live import events
+from tunelab.services.runs import artifacts
 from tunelab.training.sink import RunSummary
 
 WORKER_LOST = "worker lost"

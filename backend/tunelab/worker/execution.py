@@ -16,12 +16,12 @@ from typing import BinaryIO
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Dataset, Run, RunStatus
 from tunelab.db.session import session_scope
-from tunelab.services import artifacts, lifecycle
-from tunelab.services.datasets import dataset_file
-from tunelab.services.events import wait_for_notice
+from tunelab.services.catalog.datasets import dataset_file
+from tunelab.services.catalog.models import model_identity
+from tunelab.services.live.events import wait_for_notice
 from tunelab.services.metrics import MetricPoint, ingest_points
-from tunelab.services.models import model_identity
-from tunelab.services.runs import RunConfig, training_config
+from tunelab.services.runs import artifacts, lifecycle
+from tunelab.services.runs.runs import RunConfig, training_config
 from tunelab.training.distributed import is_main_process, process_count, process_rank
 from tunelab.training.sink import RunPhase, RunSummary, SilentSink, StartingWeights, TrainingJob
 from tunelab.training.write_failures import disk_full_reason, is_disk_full, remove_incomplete_checkpoints

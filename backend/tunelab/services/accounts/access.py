@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.db.models import Dataset, Project, ProjectMember, Role, Run, Study
 from tunelab.db.models.project import DEFAULT_PROJECT
-from tunelab.services.principal import Principal
+from tunelab.services.accounts.principal import Principal
 
 READ_ONLY_LINK = "a share link gives read-only access"
 

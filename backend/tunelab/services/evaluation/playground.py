@@ -39,10 +39,11 @@ from tunelab.core.redis import get_async_redis, get_redis
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Role, Run, RunStatus
 from tunelab.schemas.playground import CompletionSlot, DatasetRowPrompt, PlaygroundCreate, PlaygroundPublic
-from tunelab.services import access, artifacts
-from tunelab.services.datasets import dataset_file
-from tunelab.services.live_hub import sse
-from tunelab.services.principal import Principal
+from tunelab.services.accounts import access
+from tunelab.services.accounts.principal import Principal
+from tunelab.services.catalog.datasets import dataset_file
+from tunelab.services.live.live_hub import sse
+from tunelab.services.runs import artifacts
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.generation import ModelSource, run_output
 from tunelab.training.objectives.sft import instruction_prompt

@@ -7,9 +7,10 @@ from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.models import Role, Run, RunTag
 from tunelab.schemas.runs import RunsBulkAction, RunUpdate
-from tunelab.services import access, audit, runs
-from tunelab.services.principal import Principal
-from tunelab.services.run_filters import MAX_TAGS_PER_RUN
+from tunelab.services.accounts import access, audit
+from tunelab.services.accounts.principal import Principal
+from tunelab.services.runs import runs
+from tunelab.services.runs.run_filters import MAX_TAGS_PER_RUN
 
 
 def _unique(tags: list[str]) -> list[str]:

@@ -9,9 +9,9 @@ from tunelab.core.settings import Settings
 from tunelab.db.models import Dataset, Project, ProjectMember, Role, Run, User
 from tunelab.db.models.project import DEFAULT_PROJECT
 from tunelab.db.models.run import FINISHED_STATUSES
-from tunelab.services import access, audit
-from tunelab.services.auth import normalize_email
-from tunelab.services.principal import Principal
+from tunelab.services.accounts import access, audit
+from tunelab.services.accounts.auth import normalize_email
+from tunelab.services.accounts.principal import Principal
 
 
 def default_project_id(session: Session) -> int:
@@ -64,7 +64,8 @@ def rename_project(session: Session, principal: Principal, project: Project, nam
 
 def delete_project(session: Session, settings: Settings, project: Project) -> None:
     """Deletes the project's runs (with their artifacts) and datasets; refused while a run is active."""
-    from tunelab.services import datasets, runs
+    from tunelab.services.catalog import datasets
+    from tunelab.services.runs import runs
 
     active = session.scalar(select(func.count(Run.id)).where(Run.project_id == project.id,
                                                              Run.status.not_in(FINISHED_STATUSES)))

@@ -17,8 +17,8 @@ from tunelab.core.security import (
 from tunelab.core.settings import Settings
 from tunelab.db.base import utcnow
 from tunelab.db.models import ApiToken, User, UserSession
-from tunelab.services import shares, signin_limits
-from tunelab.services.principal import Principal
+from tunelab.services.accounts import shares, signin_limits
+from tunelab.services.accounts.principal import Principal
 
 BAD_CREDENTIALS = "email or password is incorrect"
 LAST_USED_RESOLUTION = timedelta(minutes=1)

@@ -24,8 +24,10 @@ from tunelab.core.settings import Settings, get_settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import ExportStatus, Run, RunExport, RunStatus
 from tunelab.db.session import session_scope
-from tunelab.services import artifacts, audit, events
-from tunelab.services.principal import Actor
+from tunelab.services.accounts import audit
+from tunelab.services.accounts.principal import Actor
+from tunelab.services.live import events
+from tunelab.services.runs import artifacts
 from tunelab.training import registry
 
 log = logging.getLogger(__name__)

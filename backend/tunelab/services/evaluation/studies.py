@@ -1,6 +1,6 @@
 """Studies: runs on one base model and one dataset, one per method × grid cell × seed, launched together with a
 matched budget (the same training tokens, eval split and seeds), every config validated before any run is queued;
-and what the study page reads: its runs and their fair cost table (services.cost_table)."""
+and what the study page reads: its runs and their fair cost table (services.evaluation.cost_table)."""
 
 import itertools
 import math
@@ -32,11 +32,13 @@ from tunelab.schemas.studies import (
     StudyPublic,
     StudySpec,
 )
-from tunelab.services import audit, metrics, run_queues, runs, shares
-from tunelab.services.cost_table import EvalSplit, RunFigures, cost_table
+from tunelab.services import metrics
+from tunelab.services.accounts import audit, shares
+from tunelab.services.accounts.principal import Actor
+from tunelab.services.evaluation.cost_table import EvalSplit, RunFigures, cost_table
 from tunelab.services.paging import decode_id, encode_id
-from tunelab.services.principal import Actor
-from tunelab.services.queue import Broker
+from tunelab.services.runs import run_queues, runs
+from tunelab.services.runs.queue import Broker
 from tunelab.training import registry
 
 # Params a study sets for every run itself: the budget and the seeds are the study's, never one run's.

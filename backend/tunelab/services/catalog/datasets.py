@@ -37,10 +37,11 @@ from tunelab.schemas.datasets import (
     RenderedRow,
     TruncationPublic,
 )
-from tunelab.services import audit, events
+from tunelab.services.accounts import audit
+from tunelab.services.accounts.principal import SYSTEM, Actor
+from tunelab.services.accounts.projects import default_project_id
+from tunelab.services.live import events
 from tunelab.services.paging import decode_id, encode_id
-from tunelab.services.principal import SYSTEM, Actor
-from tunelab.services.projects import default_project_id
 from tunelab.training.formats import (
     ROW_MODELS,
     SIGNATURE_KEYS,

@@ -1,15 +1,15 @@
 """Housekeeping that keeps SQL and the queue honest when processes die: runs whose worker stopped beating go back to
 the queue to resume from their checkpoint (or fail, after a bounded number of tries), and queued runs whose message
-is gone are sent again (services.queue); launches' Idempotency-Keys past their time are forgotten
-(services.idempotency). Safe to run in several processes at once."""
+is gone are sent again (services.runs.queue); launches' Idempotency-Keys past their time are forgotten
+(services.runs.idempotency). Safe to run in several processes at once."""
 
 import logging
 import threading
 
 from tunelab.core.settings import Settings
 from tunelab.db.session import session_scope
-from tunelab.services import idempotency, lifecycle, queue
-from tunelab.services.queue import Broker
+from tunelab.services.runs import idempotency, lifecycle, queue
+from tunelab.services.runs.queue import Broker
 
 log = logging.getLogger(__name__)
 

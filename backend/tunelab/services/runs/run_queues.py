@@ -12,7 +12,8 @@ from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
-from tunelab.services import events, workers
+from tunelab.services.live import events
+from tunelab.services.runs import workers
 
 log = logging.getLogger(__name__)
 

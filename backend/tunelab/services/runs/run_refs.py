@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
 from tunelab.db.models import Role, Run
-from tunelab.services import access
-from tunelab.services.principal import Principal
+from tunelab.services.accounts import access
+from tunelab.services.accounts.principal import Principal
 
 MAX_ENTRIES = 100_000
 

@@ -2,7 +2,7 @@
 
 from tunelab.core.settings import Settings
 from tunelab.schemas.runs import RunLogPublic
-from tunelab.services.artifacts import RUN_LOG_NAME, run_dir
+from tunelab.services.runs.artifacts import RUN_LOG_NAME, run_dir
 
 MAX_CHUNK_BYTES = 256 * 1024
 

@@ -37,7 +37,10 @@ from tunelab.core.settings import Settings
 from tunelab.db.models.run import FINISHED_STATUSES, Run
 from tunelab.db.session import get_sessionmaker
 from tunelab.schemas.metrics import MAX_POINTS_PER_BATCH
-from tunelab.services import metrics, principal_cache, runs, shares, watched_runs
+from tunelab.services import metrics
+from tunelab.services.accounts import principal_cache, shares
+from tunelab.services.live import watched_runs
+from tunelab.services.runs import runs
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +163,7 @@ class RunFeed:
         self.gone = False  # the run was deleted
         self.points_due = False
         self.status_due = True  # a feed's first read is a status read: it says where the feed starts
-        self.announced = False  # to every API process as watched (services/watched_runs), before that read
+        self.announced = False  # to every API process as watched (services/live/watched_runs), before that read
         self._seqs: list[int] = []
         self._events: list[str] = []
         self._changed = asyncio.Event()

@@ -11,7 +11,7 @@ log = logging.getLogger(__name__)
 
 def register_bundled_assets(settings: Settings) -> None:
     from tunelab.assets.build import SAMPLE_DATASETS
-    from tunelab.services.datasets import register_bundled_dataset
+    from tunelab.services.catalog.datasets import register_bundled_dataset
 
     for sample in SAMPLE_DATASETS:
         path = settings.samples_dir / sample.path

@@ -22,9 +22,9 @@ from tunelab.core.redis import environ_with_redis, redis_url
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
-from tunelab.services import artifacts, lifecycle, queue
-from tunelab.services.events import wait_for_notice
-from tunelab.services.queue import Broker
+from tunelab.services.live.events import wait_for_notice
+from tunelab.services.runs import artifacts, lifecycle, queue
+from tunelab.services.runs.queue import Broker
 
 log = logging.getLogger(__name__)
 WAIT_SLICE_S = 0.25
