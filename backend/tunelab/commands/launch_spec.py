@@ -84,7 +84,7 @@ def check(spec: LaunchSpec, methods: dict[str, Any]) -> dict[str, Any]:
     by_method = {m["name"]: m for m in methods["methods"]}
     by_objective = {o["name"]: o for o in methods["objectives"]}
     method_name = str(spec.values["method"])
-    objective_name = str(spec.values.get("objective") or "sft")
+    objective_name = str(spec.values.get("objective") or next(o["name"] for o in methods["objectives"] if o["is_default"]))
     if method_name not in by_method:
         raise usage_error(spec.origin["method"], f"unknown method {method_name!r} (one of {', '.join(by_method)})")
     if objective_name not in by_objective:

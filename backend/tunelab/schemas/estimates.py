@@ -2,7 +2,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from tunelab.schemas.common import ResourceId
+from tunelab.schemas.common import DEFAULT_OBJECTIVE, ResourceId
 from tunelab.schemas.devices import DevicePublic
 
 
@@ -10,7 +10,7 @@ class EstimateCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="Base model, as POST /runs takes it")
-    objective: str = Field("sft", description="Training objective, a name from GET /methods")
+    objective: str = Field(DEFAULT_OBJECTIVE, description="Training objective, a name from GET /methods")
     method: str = Field(description="Fine-tuning method, a name from GET /methods")
     params: dict[str, Any] = Field(default_factory=dict, description="The run's parameters (GET /methods schema)")
     queue: str | None = Field(None, max_length=50, description="Worker queue whose devices it is compared with; "

@@ -11,10 +11,14 @@ class ObjectivePublic(BaseModel):
     description: str
     dataset_formats: list[str]
     metric_keys: list[str] = Field(description="Metrics this objective adds, as train/<key> and eval/<key>")
+    is_default: bool = Field(description="The objective a run, study or estimate takes when none is given")
     reports_perplexity: bool
     learning_rate_scale: float = Field(
         description="The objective's learning rate relative to SFT's; a model's own learning-rate defaults (given "
         "for SFT) are scaled by it")
+    next_stage: str | None = Field(
+        description="The objective usually trained next on this one's weights (SFT after continued pretraining, DPO "
+        "after SFT): what a run started from a run of this objective defaults to; null: the same objective")
     params_schema: dict[str, Any] = Field(description="The objective's own parameters (beside the method's)")
     defaults: dict[str, Any]
     method_defaults: dict[str, dict[str, Any]] = Field(

@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from tunelab.db.models.run import RunStatus
-from tunelab.schemas.common import ResourceId
+from tunelab.schemas.common import DEFAULT_OBJECTIVE, ResourceId
 from tunelab.training.sink import RunPhase
 
 
@@ -29,7 +29,7 @@ class RunCreate(BaseModel):
         None, description="Project to launch in; default: `default` if you can edit it, else your only editable one"
     )
     name: str | None = Field(None, max_length=200, description="Defaults to <method>-<model>-<n>")
-    objective: str = Field("sft", description="Training objective, a name from GET /methods")
+    objective: str = Field(DEFAULT_OBJECTIVE, description="Training objective, a name from GET /methods")
     method: str = Field(description="Fine-tuning method, a name from GET /methods")
     model: str | None = Field(None, description="Base model: a name from GET /models, an absolute path under one of "
                               "the server's model roots (TUNELAB_MODEL_ROOTS), or a hub id in the worker's local "

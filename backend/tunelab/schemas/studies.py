@@ -3,7 +3,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tunelab.schemas.common import ResourceId
+from tunelab.schemas.common import DEFAULT_OBJECTIVE, ResourceId
 from tunelab.schemas.runs import RunPublic
 
 MAX_STUDY_RUNS = 48
@@ -42,7 +42,7 @@ class StudySpec(BaseModel):
     base_run: ResourceId | None = Field(None, description="Every run starts from this succeeded run's trained "
                                         "weights (as POST /runs base_run): methods compared on top of an SFT run")
     dataset_id: ResourceId = Field(description="Dataset of every run; its split seed fixes the eval rows")
-    objective: str = Field("sft", description="Training objective, a name from GET /methods")
+    objective: str = Field(DEFAULT_OBJECTIVE, description="Training objective, a name from GET /methods")
     methods: list[str] = Field(min_length=1, max_length=MAX_METHODS, description="Method names from GET /methods")
     grid: dict[str, list[GridValue]] = Field(
         default_factory=dict, description="Up to 3 params, each with the values to try (e.g. r: [8, 16]); a "

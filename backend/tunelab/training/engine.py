@@ -286,7 +286,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     history = trainer.state.log_history
     trained = trained_model(trainer)
     if main_process:
-        run_config["resolved"] = resolved_training(trainer, objective.name)
+        run_config["resolved"] = resolved_training(trainer, objective)
         (output_dir / "config.json").write_text(json.dumps(run_config, indent=2), encoding="utf-8")
     if not callback.canceled:
         evaluated_last_step = any("eval_loss" in e and e.get("step") == trainer.state.global_step for e in history)
@@ -336,7 +336,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     return TrainingResult(canceled=callback.canceled, summary=summary)
 
 
-def resolved_training(trainer: "Trainer", objective: str) -> dict[str, Any]:
+def resolved_training(trainer: "Trainer", objective: ObjectiveSpec) -> dict[str, Any]:
     """What decided the run's numbers beyond its params, as the trainer resolved it: with the params and the split
     rule, an independent script reproduces the run from its config.json alone."""
     args = trainer.args
@@ -351,8 +351,7 @@ def resolved_training(trainer: "Trainer", objective: str) -> dict[str, Any]:
         "lr_scheduler": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
         "per_device_eval_batch_size": args.per_device_eval_batch_size,
         "eval_split_rule": EVAL_SPLIT_RULE,
-        "eval_loss": ("token-weighted mean of the next-token loss over every label token of the eval split"
-                      if objective in ("sft", "pretrain") else "mean of the per-example loss over the eval split"),
+        "eval_loss": objective.eval_loss,
         "sample_generation": {"greedy": True, "max_new_tokens": SAMPLE_NEW_TOKENS, "rows": SAMPLE_COUNT,
                               "time_budget_s": SAMPLE_TIME_BUDGET_S},
         "generation_eval": {"greedy": True, "rows": "the first generation_eval_rows eval rows with an expected answer",

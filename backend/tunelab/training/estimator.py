@@ -371,7 +371,7 @@ def sequence_length_for_memory(sequence_lengths: Sequence[int] | None, params: T
     """The longest sequence a batch of the run can hold: a batch is padded to its longest row, so the dataset's
     longest row cut at max_length; max_length itself when the rows are unknown or the objective packs them into
     full blocks."""
-    packs = objective is not None and (objective.name == "pretrain" or getattr(params, "packing", False))
+    packs = objective is not None and (objective.packs_rows or getattr(params, "packing", False))
     if packs or not sequence_lengths:
         return params.max_length
     return min(params.max_length, max(sequence_lengths))
@@ -381,7 +381,7 @@ def tokens_per_example(sequence_lengths: Sequence[int], params: TrainingParams,
                        objective: ObjectiveSpec | None = None) -> float:
     """Mean training tokens of one example, from the token lengths of the sequences the trainer builds (a preference
     example is two): each cut at max_length, and a full max_length when the objective packs rows into blocks."""
-    if objective is not None and (objective.name == "pretrain" or getattr(params, "packing", False)):
+    if objective is not None and (objective.packs_rows or getattr(params, "packing", False)):
         return float(params.max_length * objective.sequences_per_example)
     if not sequence_lengths:
         return 0.0

@@ -125,6 +125,14 @@ class ObjectiveSpec:
     # (of each sequence it cuts, for a preference pair), for counting what it cuts (training.truncation); None for an
     # objective that cuts nothing (packing into blocks).
     sequence_lengths: "Callable[[Iterable[Record], PreTrainedTokenizerBase], Iterable[RowLengths]] | None" = None
+    # Rows are packed into full max_length blocks (continued pretraining): the estimate counts every sequence at
+    # max_length, however short the rows.
+    packs_rows: bool = False
+    # What the run's eval/loss is, as the run's config artifact records it.
+    eval_loss: str = "mean of the per-example loss over the eval split"
+    # The objective usually trained next on this one's weights (SFT after continued pretraining, DPO after SFT): what
+    # a run started from a run of this objective defaults to. A registered objective's name, or None.
+    next_stage: str | None = None
 
 
 _methods: dict[str, MethodSpec] = {}

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 # TRL's per-batch token means (SFTTrainer.compute_loss appends one per batch to _metrics["eval"]).
 TOKEN_MEAN_METRICS = ("mean_token_accuracy", "entropy")
+# The eval/loss of an objective whose trainer is sft_trainer_class (ObjectiveSpec.eval_loss).
+TOKEN_WEIGHTED_EVAL_LOSS = "token-weighted mean of the next-token loss over every label token of the eval split"
 
 
 @dataclass

@@ -2174,6 +2174,11 @@ export interface components {
             /** Description */
             description: string;
             /**
+             * Is Default
+             * @description The objective a run, study or estimate takes when none is given
+             */
+            is_default: boolean;
+            /**
              * Learning Rate Scale
              * @description The objective's learning rate relative to SFT's; a model's own learning-rate defaults (given for SFT) are scaled by it
              */
@@ -2194,6 +2199,11 @@ export interface components {
             metric_keys: string[];
             /** Name */
             name: string;
+            /**
+             * Next Stage
+             * @description The objective usually trained next on this one's weights (SFT after continued pretraining, DPO after SFT): what a run started from a run of this objective defaults to; null: the same objective
+             */
+            next_stage: string | null;
             /**
              * Params Schema
              * @description The objective's own parameters (beside the method's)

@@ -11,9 +11,11 @@ import { apiError, fakeNetwork, json } from "../test/network";
 import { renderInApp } from "../test/render";
 import { NewRunPage } from "./NewRunPage";
 
+// The next stages the registry declares, as GET /methods publishes them.
+const NEXT_STAGES: Record<string, string> = { pretrain: "sft", sft: "dpo" };
 const objective = (name: string, dataset_formats: string[]): Schemas["ObjectivePublic"] => ({
   name, title: name.toUpperCase(), description: "", dataset_formats, metric_keys: [], reports_perplexity: name !== "dpo",
-  learning_rate_scale: 1, params_schema: {}, defaults: {}, method_defaults: {},
+  is_default: name === "sft", learning_rate_scale: 1, next_stage: NEXT_STAGES[name] ?? null, params_schema: {}, defaults: {}, method_defaults: {},
 });
 const methods = {
   objectives: [objective("sft", ["instruction"]), objective("dpo", ["preference"])],

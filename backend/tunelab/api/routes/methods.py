@@ -1,6 +1,7 @@
 from fastapi import APIRouter
 
 from tunelab.api.policies import Public
+from tunelab.schemas.common import DEFAULT_OBJECTIVE
 from tunelab.schemas.methods import MethodPublic, MethodsPublic, ObjectivePublic
 from tunelab.training import registry
 
@@ -15,8 +16,9 @@ def _objective_public(objective: registry.ObjectiveSpec) -> ObjectivePublic:
         method_defaults[method.name] = {k: v for k, v in combined.items() if k in own and own[k] != v}
     return ObjectivePublic(name=objective.name, title=objective.title, description=objective.description,
                            dataset_formats=list(objective.dataset_formats), metric_keys=list(objective.metric_keys),
+                           is_default=objective.name == DEFAULT_OBJECTIVE,
                            reports_perplexity=objective.reports_perplexity,
-                           learning_rate_scale=objective.learning_rate_scale,
+                           learning_rate_scale=objective.learning_rate_scale, next_stage=objective.next_stage,
                            params_schema=objective.params_model.model_json_schema(),
                            defaults=objective.params_model().model_dump(mode="json"), method_defaults=method_defaults)
 

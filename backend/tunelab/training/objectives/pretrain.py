@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
-from tunelab.training.token_weighted_eval import sft_trainer_class
+from tunelab.training.token_weighted_eval import TOKEN_WEIGHTED_EVAL_LOSS, sft_trainer_class
 
 if TYPE_CHECKING:
     from trl import SFTTrainer
@@ -50,5 +50,8 @@ register_objective(
         convert_rows=convert_rows,
         build_trainer=build_trainer,
         metric_keys=("mean_token_accuracy",),
+        packs_rows=True,
+        eval_loss=TOKEN_WEIGHTED_EVAL_LOSS,
+        next_stage="sft",
     )
 )

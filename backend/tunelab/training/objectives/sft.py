@@ -8,7 +8,7 @@ from pydantic import Field
 from tunelab.training.arguments import trainer_arguments, trainer_inputs
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.registry import ObjectiveParams, ObjectiveSpec, Record, TrainerInputs, register_objective
-from tunelab.training.token_weighted_eval import sft_trainer_class
+from tunelab.training.token_weighted_eval import TOKEN_WEIGHTED_EVAL_LOSS, sft_trainer_class
 from tunelab.training.truncation import sft_sequence_lengths
 
 if TYPE_CHECKING:
@@ -75,5 +75,7 @@ register_objective(
         metric_keys=("mean_token_accuracy",),
         # Packed or not, a row longer than max_length is cut (best-fit packing keeps rows whole, up to max_length).
         sequence_lengths=sft_sequence_lengths,
+        eval_loss=TOKEN_WEIGHTED_EVAL_LOSS,
+        next_stage="dpo",
     )
 )

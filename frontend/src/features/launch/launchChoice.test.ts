@@ -4,13 +4,15 @@ import type { Dataset, Run } from "../../api/client";
 import { baseRunRefusal, fitToObjective, initialChoice, nextObjective, paramDefaults } from "./launchChoice";
 import type { Catalog } from "./launchChoice";
 
+// The next stages the registry declares, as GET /methods publishes them.
+const NEXT_STAGES: Record<string, string> = { pretrain: "sft", sft: "dpo" };
 const dataset = (id: number, format: Dataset["format"], bundled: boolean) => ({ id, format, bundled, name: `d${id}` }) as Dataset;
 const method = (name: string, objectives: string[]) => ({
   name, objectives, title: name, description: "", peft: true, requires_cuda: false, defaults: {}, params_schema: {},
 });
 const objective = (name: string, dataset_formats: string[], extra: Partial<Catalog["objectives"][number]> = {}) => ({
   name, title: name.toUpperCase(), description: "", dataset_formats, metric_keys: [], reports_perplexity: true,
-  learning_rate_scale: 1, params_schema: {}, defaults: {}, method_defaults: {}, ...extra,
+  is_default: name === "sft", learning_rate_scale: 1, next_stage: NEXT_STAGES[name] ?? null, params_schema: {}, defaults: {}, method_defaults: {}, ...extra,
 });
 
 const catalog: Catalog = {
@@ -84,12 +86,15 @@ describe("launch form defaults", () => {
     });
   });
 
-  it("takes SFT after pretraining and DPO after SFT, else the parent's objective", () => {
+  it("takes the next stage the catalog declares (SFT after pretraining, DPO after SFT), else the parent's objective", () => {
     const staged: Catalog = { ...catalog, objectives: [...catalog.objectives, objective("pretrain", ["text"]), objective("orpo", ["preference"])] };
     expect(nextObjective(staged, "pretrain")).toBe("sft");
     expect(nextObjective(staged, "sft")).toBe("dpo");
     expect(nextObjective(staged, "dpo")).toBe("dpo");
     expect(nextObjective(staged, "orpo")).toBe("orpo");
+    // The catalog decides, not the page: a server declaring ORPO after SFT gets ORPO.
+    const orpoAfterSft = staged.objectives.map((o) => (o.name === "sft" ? { ...o, next_stage: "orpo" } : o));
+    expect(nextObjective({ ...staged, objectives: orpoAfterSft }, "sft")).toBe("orpo");
     // A next stage this server does not offer, or an objective it no longer has.
     expect(nextObjective({ ...staged, objectives: staged.objectives.filter((o) => o.name !== "dpo") }, "sft")).toBe("sft");
     expect(nextObjective(catalog, "gone")).toBe("sft");

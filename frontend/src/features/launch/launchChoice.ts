@@ -47,13 +47,13 @@ export function fitToObjective(catalog: Catalog, choice: LaunchChoice, objective
   };
 }
 
-// The usual next stage of training on a run's weights: SFT after continued pretraining, DPO after SFT.
-const NEXT_STAGE: Record<string, string> = { pretrain: "sft", sft: "dpo" };
-
-/** The objective a run started from a run trained with `after` defaults to: the next stage, else the same one. */
+/**
+ * The objective a run started from a run trained with `after` defaults to: the next stage the registry declares for it
+ * (SFT after continued pretraining, DPO after SFT), else the same one.
+ */
 export function nextObjective(catalog: Catalog, after: string): string {
   const names = catalog.objectives.map((o) => o.name);
-  const next = NEXT_STAGE[after];
+  const next = catalog.objectives.find((o) => o.name === after)?.next_stage ?? undefined;
   if (next !== undefined && names.includes(next)) return next;
   return names.includes(after) ? after : (names[0] ?? "");
 }
@@ -89,7 +89,7 @@ export function initialChoice(catalog: Catalog, source?: Run, baseRun?: Run): La
     const start = { name: "", objective, method: baseRun.method, model: baseRun.model, dataset: "", queue: baseRun.queue, seedParams: {} };
     return fitToObjective(catalog, start, objective);
   }
-  const objective = catalog.objectives.some((o) => o.name === "sft") ? "sft" : (catalog.objectives[0]?.name ?? "");
+  const objective = (catalog.objectives.find((o) => o.is_default) ?? catalog.objectives[0])?.name ?? "";
   const available = catalog.models.filter((m) => m.available);
   const model = available.find((m) => m.name === BUNDLED_MODEL) ?? available[0];
   const empty = { name: "", objective, method: "", model: model?.name ?? "", dataset: "", queue: "", seedParams: {} };

@@ -60,7 +60,7 @@ export function StudyForm({ catalog, queues, projectId }: { catalog: StudyCatalo
 
   const [name, setName] = useState("");
   const [objectiveName, setObjectiveName] = useState(() =>
-    catalog.objectives.some((o) => o.name === "sft") ? "sft" : (catalog.objectives[0]?.name ?? ""),
+    (catalog.objectives.find((o) => o.is_default) ?? catalog.objectives[0])?.name ?? "",
   );
   const [modelName, setModelName] = useState(() => catalog.models.find((m) => m.available)?.name ?? "");
   const [baseRunId, setBaseRunId] = useState("");
