@@ -62,7 +62,7 @@ def test_run_page_charts_zoom_together_export_and_survive_compare_and_back(page,
     assert x_range(page, "train/loss") == full_train and x_range(page, "eval/loss") == full_eval
 
     # Each chart card exports the chart's series (step and the raw logged values) and its picture.
-    card = page.locator("section.chart-card", has=page.locator('[data-testid="chart-train/loss"]'))
+    card = page.get_by_role("region", name="Train loss", exact=True)
     exported = download(page, card, "CSV")
     assert exported.suggested_filename == "train-loss.csv"
     rows = list(csv.reader(io.StringIO(open(exported.path(), encoding="utf-8").read())))
@@ -77,16 +77,17 @@ def test_run_page_charts_zoom_together_export_and_survive_compare_and_back(page,
     picture.save_as(ARTIFACTS / "chart-export-train-loss.png")
 
     # The worker's CPU and memory samples are charted in a collapsed System section, not among the training charts.
-    assert page.locator('.chart-grid [data-testid^="chart-system/"]').count() == page.locator(
-        '[data-testid="system-metrics"] [data-testid^="chart-system/"]').count() > 0
+    system = page.get_by_role("group", name="System", exact=True)
+    system_charts = '[data-testid^="chart-system/"]'
+    assert page.locator(system_charts).count() == system.locator(system_charts).count() > 0
     rss_chart = page.locator('[data-testid="chart-system/rss_bytes"]')
     assert not rss_chart.is_visible()
-    page.click('[data-testid="system-metrics"] summary')
+    system.get_by_text("System", exact=True).click()  # its summary opens it
     assert rss_chart.get_attribute("data-points") == "2" and rss_chart.is_visible()
     assert rss_chart.locator("canvas").bounding_box()["width"] > 200
-    page.locator('[data-testid="system-metrics"]').screenshot(path=str(ARTIFACTS / "run-page-system-section.png"))
+    system.screenshot(path=str(ARTIFACTS / "run-page-system-section.png"))
 
-    page.click('a:has-text("Compare…")')
+    page.get_by_role("link", name="Compare…").click()
     page.wait_for_url(re.compile(r"/compare\?runs="))
     page.wait_for_selector('[data-testid="chart-train/loss"][data-series="1"]')
     page.go_back()

@@ -1,6 +1,7 @@
 """A CSV dataset uploaded in Chromium, then previewed page by page with Next and Previous."""
 
 import csv
+import re
 import uuid
 
 
@@ -12,8 +13,8 @@ def test_a_csv_upload_is_previewed_page_by_page(page, tmp_path):
         writer.writerow(["instruction", "output"])
         writer.writerows([[f"echo {token} {i}", str(i)] for i in range(1, 26)])
     page.goto("/datasets")
-    page.set_input_files('[data-testid="dataset-file"]', str(path))
-    page.wait_for_selector(f'[data-testid="dataset-row"]:has-text("csv-rows-{token}")')
+    page.get_by_label("Dataset file").set_input_files(str(path))
+    page.get_by_role("button", name=re.compile(rf"^csv-rows-{token}")).wait_for()
     pager = page.locator(".preview-pager")
 
     pager.locator("text=Rows 1–10 of 25").wait_for()

@@ -2,7 +2,9 @@
 tuned), and one prompt fills the base model's and the run's columns side by side from the inference worker; a
 shared page shows the samples and no playground."""
 
-from tests.e2e.conftest import ARTIFACTS, REFRESH_SCREENSHOTS, SCREENSHOTS, close_page, open_page
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import ARTIFACTS, REFRESH_SCREENSHOTS, SCREENSHOTS, close_page, open_page, wait_for_completions
 from tests.worker.conftest import launch, wait_finished
 
 
@@ -13,45 +15,46 @@ def test_side_by_side_completions_and_the_samples_table(page, browser, api, api_
     start_worker(settings.infer_queue)
     page.goto(f"/runs/{run['id']}")
 
-    table = page.wait_for_selector('[data-testid="samples-table"]')
-    headers = [th.inner_text() for th in table.query_selector_all("th")]
-    assert headers == ["Prompt", "Expected", "Base", "Tuned"]
-    rows = table.query_selector_all('[data-testid="sample-row"]')
+    samples = page.get_by_role("region", name="Samples", exact=True)
+    expect(samples.get_by_role("table")).to_be_visible()
+    assert samples.get_by_role("columnheader").all_inner_texts() == ["Prompt", "Expected", "Base", "Tuned"]
+    rows = samples.get_by_role("row").filter(has=page.get_by_role("cell")).all()
     assert 2 <= len(rows) <= 3
-    assert not any("not recorded" in row.query_selector("td:nth-child(3)").inner_text() for row in rows), \
+    assert not any("not recorded" in row.get_by_role("cell").nth(2).inner_text() for row in rows), \
         "training wrote the base model's completions too"
 
-    panel = page.wait_for_selector('[data-testid="playground"]')
-    panel.query_selector('[data-testid="playground-prompt"]').fill("What is 2 plus 3?")
-    panel.query_selector("#field-sampling\\.max_new_tokens").fill("12")
-    panel.query_selector("#field-sampling\\.ignore_eos").check()
-    panel.query_selector('[data-testid="playground-generate"]').click()
+    panel = page.get_by_role("region", name="Playground", exact=True)
+    panel.get_by_role("textbox", name="Prompt").fill("What is 2 plus 3?")
+    panel.get_by_label("Max new tokens").fill("12")
+    panel.get_by_label("Past the end token").check()
+    panel.get_by_role("button", name="Generate").click()
 
-    for slot in (0, 1):
-        page.wait_for_selector(f'[data-testid="playground-slot-{slot}"][data-status="done"]', timeout=180_000)
-    labels = [h.inner_text() for h in page.query_selector_all('[data-testid="playground-columns"] h3')]
-    assert labels == ["base: tunelab-tiny", f"run {run['id']}: {run['name']}"]
-    for slot in (0, 1):
-        assert page.inner_text(f'[data-testid="playground-completion-{slot}"]').strip(), f"slot {slot} is empty"
-        assert page.inner_text(f'[data-testid="playground-slot-{slot}"] .help').startswith("12 tokens")
-    _screenshot_of(page, ['[data-testid="samples-table"]', '[data-testid="playground"]'], "playground")
+    # Each column is a region named by its model: its completion, then its status line.
+    columns = wait_for_completions(panel, 2, "the base model's and the run's completions")
+    assert panel.get_by_role("heading", level=3).all_inner_texts() == ["base: tunelab-tiny",
+                                                                       f"run {run['id']}: {run['name']}"]
+    for text in columns:
+        label, *completion, status = text.strip().split("\n")
+        assert "".join(completion).strip(), f"{label}: the completion is empty"
+        assert status.startswith("12 tokens"), f"{label}: {status}"
+    _screenshot_of(page, [samples, panel], "playground")
 
     link = api.post("/shares", json={"run_ids": [run["id"]]})
     assert link.status_code == 201, link.text
     shared = open_page(browser, api_server)
     shared.goto(f"/s/{link.json()['token']}")
-    shared.wait_for_selector('[data-testid="samples-table"] [data-testid="sample-row"]')
-    shared.wait_for_selector('[data-testid="run-page"]')
-    assert shared.query_selector('[data-testid="playground"]') is None, "a share link spends no compute"
+    expect(shared.get_by_role("region", name="Samples", exact=True).get_by_role("cell").first).to_be_visible()
+    expect(shared.get_by_role("heading", name=run["name"], level=1)).to_be_visible()
+    assert shared.get_by_role("region", name="Playground", exact=True).count() == 0, "a share link spends no compute"
     close_page(shared, "playground-shared")
 
 
-def _screenshot_of(page, selectors: list[str], name: str) -> None:
-    """The part of the page the elements cover, for the README (with `make screenshots`), else a test artifact."""
+def _screenshot_of(page, parts: list, name: str) -> None:
+    """The part of the page the elements (locators) cover, for the README (with `make screenshots`), else a test
+    artifact."""
     # Page coordinates (bounding_box() is the viewport's, which scrolls).
-    boxes = [page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect();"
-                                             " return [r.top + window.scrollY, r.bottom + window.scrollY]; }")
-             for selector in selectors]
+    boxes = [part.evaluate("e => { const r = e.getBoundingClientRect();"
+                           " return [r.top + window.scrollY, r.bottom + window.scrollY]; }") for part in parts]
     top, bottom = min(box[0] for box in boxes), max(box[1] for box in boxes)
     folder = SCREENSHOTS if REFRESH_SCREENSHOTS else ARTIFACTS
     folder.mkdir(parents=True, exist_ok=True)

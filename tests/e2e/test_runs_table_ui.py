@@ -8,7 +8,9 @@ import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from tests.e2e.conftest import screenshot
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import edit_labels, filter_by_tag, run_row, screenshot, tag_shown
 
 
 def _external_run(api, name: str, eval_loss: float) -> dict:
@@ -30,32 +32,29 @@ def test_tag_filter_export_and_pick_a_run(page, api):
 
     # Tag the run on its page.
     page.goto(f"/runs/{tagged['id']}")
-    page.click('[data-testid="edit-labels"]')
-    page.fill('[data-testid="run-tags-input"]', f"{tag}, keep")
-    page.fill('[data-testid="run-notes-input"]', "the one to beat")
-    page.click('[data-testid="save-labels"]')
-    page.wait_for_selector(f'[data-testid="run-labels"] [data-testid="run-tag"]:text-is("{tag}")')
-    page.wait_for_selector('[data-testid="run-notes"]:text-is("the one to beat")')
+    edit_labels(page, f"{tag}, keep", notes="the one to beat")
+    expect(tag_shown(page, tag)).to_be_visible()
+    expect(page.get_by_text("the one to beat", exact=True)).to_be_visible()
     screenshot(page, "run-page-labels")
 
     # Filter the table by the tag; the URL keeps it across a reload.
     page.goto("/")
-    page.wait_for_selector(f'[data-testid="run-row"][data-run-id="{other["id"]}"]')
-    page.select_option('[data-testid="filter-kind"]', "tag")
-    page.fill('[data-testid="filter-value"]', tag)
-    page.click('[data-testid="filter-add"]')
-    page.wait_for_selector(f'[data-testid="run-row"][data-run-id="{other["id"]}"]', state="detached")
+    expect(run_row(page, other["name"])).to_be_visible()
+    filter_by_tag(page, tag)
+    expect(run_row(page, other["name"])).to_have_count(0)
     assert parse_qs(urlparse(page.url).query)["tag"] == [tag]
     page.reload()
-    page.wait_for_selector(f'[data-testid="filter-chip"]:has-text("tag: {tag}")')
-    row = page.wait_for_selector(f'[data-testid="run-row"][data-run-id="{tagged["id"]}"]')
-    assert sorted(t.inner_text() for t in row.query_selector_all('[data-testid="run-tag"]')) == ["keep", tag]
-    assert len(page.query_selector_all('[data-testid="run-row"]')) == 1
+    expect(page.get_by_role("button", name=f"Remove filter tag: {tag}", exact=True)).to_be_visible()
+    row = run_row(page, tagged["name"])
+    expect(row).to_be_visible()
+    assert sorted(row.get_by_role("list", name="Tags").get_by_role("listitem").all_inner_texts()) == ["keep", tag]
+    # Only the header row besides: a row of column headers, not of cells.
+    assert page.get_by_role("row").filter(has=page.get_by_role("cell")).count() == 1
     screenshot(page, "runs-table-filtered")
 
     # Export what the filter shows.
     with page.expect_download() as info:
-        page.click('[data-testid="export-csv"]')
+        page.get_by_role("link", name="Export CSV").click()
     download = info.value
     assert download.suggested_filename == "runs.csv"
     rows = list(csv.DictReader(io.StringIO(Path(download.path()).read_text())))
@@ -64,17 +63,19 @@ def test_tag_filter_export_and_pick_a_run(page, api):
 
     # Add the tagged run to a comparison of the other one, found by its tag.
     page.goto(f"/compare?runs={other['id']}")
-    page.fill('[data-testid="run-picker-search"]', tag)
-    page.click(f'[data-testid="run-picker-result"] button[aria-label="Add {tagged["name"]}"]')
+    page.get_by_role("searchbox", name="Add runs to the comparison").fill(tag)
+    page.get_by_role("list", name="Matching runs").get_by_role("button", name=f"Add {tagged['name']}",
+                                                               exact=True).click()
     page.wait_for_function(f"() => new URLSearchParams(location.search).get('runs') === '{other['id']},{tagged['id']}'")
-    page.wait_for_selector('[data-testid="run-picker-result"]', state="detached")
+    expect(page.get_by_role("list", name="Matching runs")).to_have_count(0)
 
     # Delete the other run from its page: only once the confirmation is accepted.
     page.goto(f"/runs/{other['id']}")
+    delete = page.get_by_role("button", name="Delete", exact=True)
     page.once("dialog", lambda dialog: dialog.dismiss())
-    page.click('[data-testid="delete-run"]')
+    delete.click()
     assert api.get(f"/runs/{other['id']}").status_code == 200
     page.once("dialog", lambda dialog: dialog.accept())
-    page.click('[data-testid="delete-run"]')
+    delete.click()
     page.wait_for_url(lambda url: urlparse(url).path == "/")
     assert api.get(f"/runs/{other['id']}").status_code == 404

@@ -42,9 +42,9 @@ def _external_run_with_points(api) -> dict:
 
 def _export_png(page) -> None:
     """The chart's PNG export: a canvas drawn, encoded to a blob and saved through a blob: URL."""
-    card = page.locator('.card', has=page.locator('[data-testid="chart-train/loss"]'))
+    card = page.get_by_role("region", name="Train loss", exact=True)
     with page.expect_download() as download:
-        card.locator('button:has-text("PNG")').click()
+        card.get_by_role("button", name="PNG", exact=True).click()
     assert download.value.suggested_filename == "train-loss.png"
 
 
@@ -54,7 +54,7 @@ def test_the_ui_works_under_its_policy_on_the_runs_run_and_shared_pages(page, br
 
     response = page.goto("/")
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
-    page.wait_for_selector(f'text={run["name"]}')
+    page.get_by_role("link", name=run["name"], exact=True).wait_for()
     _assert_clean(page)  # each page's document keeps its own list
     page.goto(f"/runs/{run['id']}")
     wait_for_points(page, "train/loss", lambda n: n == STEPS, "the run's chart")
@@ -80,12 +80,12 @@ def test_signing_in_through_the_form_works_under_the_policy(browser, api_server,
     page = _watched(open_page(browser, api_server))
     try:
         page.goto("/sign-in")
-        page.fill('input[type="email"]', ADMIN_EMAIL)
-        page.fill('input[type="password"]', ADMIN_PASSWORD)
+        page.get_by_label("Email", exact=True).fill(ADMIN_EMAIL)
+        page.get_by_label("Password", exact=True).fill(ADMIN_PASSWORD)
         answers = []
         page.on("response", lambda response: answers.append(response.status)
                 if response.url.endswith("/api/v1/auth/sign-in") else None)
-        page.click('button[type="submit"]')
+        page.get_by_role("button", name="Sign in", exact=True).click()
         # Verifying the password takes a second or more on a busy machine; a refusal would leave the form shown.
         page.wait_for_url(lambda url: urlparse(url).path == "/" and url.startswith(api_server), timeout=120_000)
         assert answers == [200]

@@ -93,14 +93,13 @@ export function RunsPage() {
           )}
           <button
             type="button"
-            data-testid="compare-selected"
             disabled={selected.size === 0}
             title={selected.size >= MAX_COMPARE ? `At most ${MAX_COMPARE} runs can be compared` : "Compare the selected runs"}
             onClick={() => navigate(compareHref(selected, MAX_COMPARE))}
           >
             Compare ({selected.size})
           </button>
-          <a className="button" href={runsExportHref(view, projectId, "csv")} download data-testid="export-csv">
+          <a className="button" href={runsExportHref(view, projectId, "csv")} download>
             Export CSV
           </a>
           <a className="button" href={runsExportHref(view, projectId, "json")} download data-testid="export-json">

@@ -15,7 +15,7 @@ export function StudiesPage() {
       <div className="page-title">
         <h1>Studies</h1>
         {canEdit(session.roleIn(session.projectId)) && (
-          <Link className="button primary" to="/studies/new" data-testid="new-study">
+          <Link className="button primary" to="/studies/new">
             New study
           </Link>
         )}

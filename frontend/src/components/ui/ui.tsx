@@ -1,5 +1,5 @@
 // Small shared building blocks. Feature-specific components live under features/<area>/components.
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import type { ReactNode } from "react";
 
 import type { RunStatus } from "../../api/client";
@@ -13,12 +13,14 @@ export function StatusBadge({ status }: { status: RunStatus }) {
   );
 }
 
+/** A card; with a title it is a region named by its heading, so a screen reader lists it among the page's parts. */
 export function Card({ title, children, actions, id, testId }: { title?: ReactNode; children: ReactNode; actions?: ReactNode; id?: string; testId?: string }) {
+  const titleId = useId();
   return (
-    <section className="card" id={id} data-testid={testId}>
+    <section className="card" id={id} data-testid={testId} aria-labelledby={title ? titleId : undefined}>
       {(title || actions) && (
         <header className="card-header">
-          {title && <h2>{title}</h2>}
+          {title && <h2 id={titleId}>{title}</h2>}
           {actions && <div className="card-actions">{actions}</div>}
         </header>
       )}
@@ -154,6 +156,7 @@ export function Modal({
   testId?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   useEffect(() => {
     const dialog = ref.current;
     if (dialog && !dialog.open) dialog.showModal();
@@ -163,14 +166,14 @@ export function Modal({
       ref={ref}
       className="modal"
       data-testid={testId}
-      aria-labelledby="modal-title"
+      aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
         onClose();
       }}
     >
       <header className="modal-header">
-        <h2 id="modal-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <button type="button" className="modal-close" aria-label="Close" onClick={onClose}>
           ×
         </button>

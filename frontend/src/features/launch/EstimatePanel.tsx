@@ -31,7 +31,7 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
     <Card title={stale ? "Estimate · updating…" : "Estimate"} testId="estimate-panel">
       {estimate.isError &&
         (estimate.error instanceof ApiError && estimate.error.status === 422 ? (
-          <div className="help" data-testid="estimate-refused">
+          <div className="help" role="status">
             No estimate for these settings: {estimate.error.message}
           </div>
         ) : (
@@ -46,7 +46,7 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
             </div>
           )}
           <p>
-            <strong data-testid="estimate-total">{formatBytes(data.total_per_device_bytes)}</strong> per device
+            <strong>{formatBytes(data.total_per_device_bytes)}</strong> per device
             {data.num_processes > 1 ? ` (${data.num_processes} processes, ${strategyLabel(data.zero_stage)})` : ""} ·{" "}
             {formatCount(data.trainable_params)} of {formatCount(data.total_params)} parameters trained
           </p>
@@ -65,7 +65,7 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
             {peakSummary(data)}
           </p>
           <p className="help">{sequenceLengthNote(data.memory)}</p>
-          <p className="help" data-testid="estimate-checkpointing">
+          <p className="help">
             {checkpointingEffect(data, data.gradient_checkpointing)}
           </p>
           {data.num_processes > 1 && (
@@ -74,7 +74,7 @@ export function EstimatePanel({ request }: { request: EstimateRequest }) {
               {data.per_device.map((s) => `${strategyLabel(s.zero_stage)} ${formatBytes(s.total_bytes)}`).join(" · ")}
             </p>
           )}
-          <p className="help" data-testid="estimate-devices">
+          <p className="help">
             {data.devices.length === 0
               ? `No worker of queue ${data.queue} reports its devices now.`
               : `Queue ${data.queue}: ` +

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useId, useState } from "react";
 
 import type { Run } from "../../../api/client";
 import { formatConfigValue } from "../../run";
@@ -33,16 +33,16 @@ export function configRows(runs: readonly Run[]): Row[] {
 /** One column per run, one row per field; by default only the fields that differ. */
 export function ConfigTable({ runs }: { runs: readonly Run[] }) {
   const [onlyDifferences, setOnlyDifferences] = useState(true);
+  const titleId = useId();
   const rows = configRows(runs);
   const shown = onlyDifferences ? rows.filter((r) => r.differs) : rows;
   return (
-    <section className="card">
+    <section className="card" aria-labelledby={titleId}>
       <header className="card-header">
-        <h2>Config</h2>
+        <h2 id={titleId}>Config</h2>
         <label className="inline">
           <input
             type="checkbox"
-            data-testid="only-differences"
             checked={onlyDifferences}
             onChange={(e) => setOnlyDifferences(e.target.checked)}
           />
@@ -50,7 +50,7 @@ export function ConfigTable({ runs }: { runs: readonly Run[] }) {
         </label>
       </header>
       <div className="table-scroll">
-        <table data-testid="config-table" className="compare-table">
+        <table className="compare-table" aria-labelledby={titleId}>
           <thead>
             <tr>
               <th>Field</th>
@@ -63,8 +63,8 @@ export function ConfigTable({ runs }: { runs: readonly Run[] }) {
           </thead>
           <tbody>
             {shown.map((row) => (
-              <tr key={row.field} data-testid="config-row" data-field={row.field} className={row.differs ? "differs" : undefined}>
-                <th>{row.field}</th>
+              <tr key={row.field} data-field={row.field} className={row.differs ? "differs" : undefined}>
+                <th scope="row">{row.field}</th>
                 {row.values.map((value, i) => (
                   <td key={runs[i].id} className="mono">
                     {value}

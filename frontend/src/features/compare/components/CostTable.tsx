@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { useId, type ReactNode } from "react";
 import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
@@ -72,14 +72,15 @@ const COLUMNS: Column[] = [
  */
 export function CostTable({ runs, linkRuns = true }: { runs: readonly Run[]; linkRuns?: boolean }) {
   const columns = COLUMNS.filter((c) => !c.optional || runs.some((run) => c.value(run) !== null));
+  const titleId = useId();
   return (
-    <section className="card">
+    <section className="card" aria-labelledby={titleId}>
       <header className="card-header">
-        <h2>Method cost</h2>
+        <h2 id={titleId}>Method cost</h2>
         <span className="help">each run as measured · perplexity = exp(best eval loss) · what is best beyond the noise: the fair cost table below</span>
       </header>
       <div className="table-scroll">
-        <table data-testid="cost-table" className="compare-table">
+        <table data-testid="cost-table" className="compare-table" aria-labelledby={titleId}>
           <thead>
             <tr>
               <th>Run</th>

@@ -22,7 +22,6 @@ export function DatasetsTable({ datasets, selectedId, onSelect }: { datasets: Da
           {datasets.map((dataset) => (
             <tr
               key={dataset.id}
-              data-testid="dataset-row"
               data-dataset-id={dataset.id}
               className={`clickable${dataset.id === selectedId ? " selected" : ""}`}
               onClick={() => onSelect(dataset.id)}

@@ -75,7 +75,6 @@ export function UploadCard({ projectId, onUploaded }: { projectId: number | unde
         <input
           id="dataset-file"
           type="file"
-          data-testid="dataset-file"
           aria-label="Dataset file"
           disabled={upload.isPending}
           onChange={(e) => {
@@ -105,7 +104,7 @@ export function UploadCard({ projectId, onUploaded }: { projectId: number | unde
           ) : (
             <>
               <div>{file ? `${file.name} was not accepted:` : "The file was not accepted:"}</div>
-              <ul className="upload-errors" data-testid="upload-errors">
+              <ul className="upload-errors">
                 {problem.lines.map((line, index) => (
                   <li key={index}>{line}</li>
                 ))}

@@ -1,4 +1,4 @@
-import { useCallback, useMemo, useRef } from "react";
+import { useCallback, useId, useMemo, useRef } from "react";
 import type uPlot from "uplot";
 
 import { LineChart } from "../../../components/charts/LineChart";
@@ -42,6 +42,7 @@ export function MetricChartCard({
   );
   const title = METRIC_TITLES[metricKey] ?? metricKey;
   const unit = metricKey.endsWith("_bytes") ? "bytes" : undefined;
+  const titleId = useId();
   const plotRef = useRef<uPlot | null>(null);
   const onDrawRef = useRef(onDraw);
   onDrawRef.current = onDraw;
@@ -64,9 +65,9 @@ export function MetricChartCard({
   };
 
   return (
-    <section className="card chart-card">
+    <section className="card chart-card" aria-labelledby={titleId}>
       <header className="chart-card-header">
-        <h2>{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <span className="help">
           {metricKey} · x: {X_AXIS_LABELS[controls.xKind].toLowerCase()}
         </span>

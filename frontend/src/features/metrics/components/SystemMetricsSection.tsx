@@ -1,3 +1,5 @@
+import { useId } from "react";
+
 import type { RunSeriesSet } from "../chartData";
 import type { ChartControlsState } from "../controls";
 import { isSystemKey, sortMetricKeys } from "../keys";
@@ -14,11 +16,12 @@ export function SystemMetricsSection({
   runs: readonly RunSeriesSet[];
   controls: ChartControlsState;
 }) {
+  const summaryId = useId();
   const keys = sortMetricKeys(runs.flatMap((run) => Object.keys(run.series))).filter(isSystemKey);
   if (keys.length === 0) return null;
   return (
-    <details className="card system-metrics" data-testid="system-metrics">
-      <summary>System</summary>
+    <details className="card system-metrics" aria-labelledby={summaryId}>
+      <summary id={summaryId}>System</summary>
       <div className="chart-grid">
         {keys.map((key) => (
           <MetricChartCard key={key} metricKey={key} runs={runs} controls={controls} />

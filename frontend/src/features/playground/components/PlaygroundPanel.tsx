@@ -1,6 +1,6 @@
 // One prompt (or a row of the runs' dataset) to the base model and each run, their completions side by side, filling
 // token by token from the request's event stream.
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useId, useState, type FormEvent } from "react";
 
 import { ApiError, type Run } from "../../../api/client";
 import { Card, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
@@ -162,9 +162,9 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
               Expected: {answer.expected}
             </p>
           )}
-          <div className="playground-columns" data-testid="playground-columns">
+          <div className="playground-columns">
             {answer.slots.map((slot) => (
-              <CompletionColumn key={slot.slot} label={slot.label} chatTemplate={slot.chat_template} state={slots[slot.slot]} slot={slot.slot} />
+              <CompletionColumn key={slot.slot} label={slot.label} chatTemplate={slot.chat_template} state={slots[slot.slot]} />
             ))}
           </div>
         </>
@@ -173,15 +173,17 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
   );
 }
 
-function CompletionColumn({ label, chatTemplate, state, slot }: { label: string; chatTemplate: boolean; state?: SlotState; slot: number }) {
+/** A region named by its model, so that each completion is found (and read) under the model that wrote it. */
+function CompletionColumn({ label, chatTemplate, state }: { label: string; chatTemplate: boolean; state?: SlotState }) {
+  const labelId = useId();
   return (
-    <div className="playground-column" data-testid={`playground-slot-${slot}`} data-status={state?.status ?? "waiting"}>
-      <h3 title={chatTemplate ? "Prompted through the chat template the run trained with" : "Prompted with the raw text"}>{label}</h3>
-      <pre className="playground-completion" data-testid={`playground-completion-${slot}`}>
+    <section className="playground-column" data-status={state?.status ?? "waiting"} aria-labelledby={labelId}>
+      <h3 id={labelId} title={chatTemplate ? "Prompted through the chat template the run trained with" : "Prompted with the raw text"}>{label}</h3>
+      <pre className="playground-completion">
         {state?.text}
       </pre>
       <div className={state?.status === "failed" ? "field-error" : "help"}>{state ? slotStatusLabel(state) : "Waiting…"}</div>
-    </div>
+    </section>
   );
 }
 

@@ -9,7 +9,7 @@ export function SamplesTable({ runId }: { runId: number }) {
   if (samples.error) return <ErrorBox error={samples.error} />;
   if (!samples.data?.count) return null;
   return (
-    <Card title="Samples" testId="samples-table">
+    <Card title="Samples">
       <p className="help">Greedy completions of a few held-out prompts, written when training ended.</p>
       {samples.data.data.some((sample) => sample.cut_short) && (
         <p className="notice" data-testid="samples-cut-short">
@@ -28,7 +28,7 @@ export function SamplesTable({ runId }: { runId: number }) {
           </thead>
           <tbody>
             {samples.data.data.map((sample, i) => (
-              <tr key={i} data-testid="sample-row">
+              <tr key={i}>
                 <td><pre>{sample.prompt}</pre></td>
                 <td><pre>{sample.expected}</pre></td>
                 <td><Completion text={sample.base} /></td>

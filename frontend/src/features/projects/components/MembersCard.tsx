@@ -40,7 +40,7 @@ export function MembersCard({ projectId, role }: { projectId: number; role: Role
             {members.data.data.map((member) => {
               const isMe = member.user_id === me.user.id;
               return (
-                <tr key={member.user_id} data-testid="member-row" data-user-id={member.user_id} data-email={member.email} data-role={member.role}>
+                <tr key={member.user_id} data-user-id={member.user_id} data-email={member.email} data-role={member.role}>
                   <td>
                     {member.display_name}
                     {isMe && <span className="help"> (you)</span>}

@@ -15,7 +15,6 @@ export function ProjectSwitcher() {
       </label>
       <select
         id="project-switcher"
-        data-testid="project-switcher"
         value={projectId ?? ""}
         disabled={me.projects.length === 0}
         onChange={(e) => setProjectId(Number(e.target.value))}

@@ -20,7 +20,7 @@ export function ArtifactsCard({ runId }: { runId: number }) {
       title="Artifacts"
       actions={
         archives.length > 0 && (
-          <span className="archive-links" data-testid="archives">
+          <span className="archive-links">
             {archives.map((archive) => (
               <a key={archive.folder} className="button" href={withShareParam(archive.download_url)} download>
                 {ARCHIVE_LABELS[archive.folder] ?? `Download ${archive.folder} (.zip)`}
@@ -35,7 +35,7 @@ export function ArtifactsCard({ runId }: { runId: number }) {
       {artifacts.data && artifacts.data.data.length === 0 && <p className="help">No artifacts yet.</p>}
       {artifacts.data && artifacts.data.data.length > 0 && (
         <div className="table-scroll">
-          <table data-testid="artifacts">
+          <table>
             <thead>
               <tr>
                 <th>Path</th>

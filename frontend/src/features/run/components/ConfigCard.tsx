@@ -27,12 +27,12 @@ export function ConfigCard({ run }: { run: Run }) {
   ];
   return (
     <Card title="Config">
-      <div className="grid-2 config-grid" data-testid="run-config">
+      <div className="grid-2 config-grid">
         <table className="kv">
           <tbody>
             {facts.map(([name, value]) => (
               <tr key={name}>
-                <th>{name}</th>
+                <th scope="row">{name}</th>
                 <td>{value}</td>
               </tr>
             ))}
@@ -47,7 +47,7 @@ export function ConfigCard({ run }: { run: Run }) {
             )}
             {params.map(([name, value]) => (
               <tr key={name} data-field={`params.${name}`}>
-                <th>{name}</th>
+                <th scope="row">{name}</th>
                 <td className="mono">{formatConfigValue(value)}</td>
               </tr>
             ))}

@@ -25,7 +25,7 @@ export function ExportButton({ run }: { run: Run }) {
   const hasAdapter = artifacts.data?.archives?.some((archive) => archive.folder === "adapter") ?? false;
   if (!hasAdapter) return null;
   return (
-    <span className="export-merged" data-testid="export-merged">
+    <span className="export-merged">
       <button
         disabled={busy || exportMerged.isPending}
         title="A worker merges the adapter into its base: one Hugging Face model, for AutoModelForCausalLM"
@@ -39,12 +39,12 @@ export function ExportButton({ run }: { run: Run }) {
         </span>
       )}
       {latest && (
-        <span className={latest.status === "failed" ? "field-error" : "help"} data-testid="export-status">
+        <span className={latest.status === "failed" ? "field-error" : "help"} role="status">
           {exportStatusLabel(latest)}
         </span>
       )}{" "}
       {latest?.archive_url && (
-        <a href={withShareParam(latest.archive_url)} download data-testid="download-merged">
+        <a href={withShareParam(latest.archive_url)} download>
           Download merged model (.zip)
         </a>
       )}

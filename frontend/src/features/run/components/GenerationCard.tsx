@@ -87,7 +87,7 @@ function ScoresTable({ evaluation }: { evaluation: Schemas["RunGenerationEvalPub
         unanswered when time ran out are not scored.
       </p>
       <div className="table-scroll">
-        <table className="generation-scores" data-testid="generation-scores">
+        <table className="generation-scores" data-testid="generation-scores" aria-label="Scores">
           <thead>
             <tr>
               <th>Score</th>
@@ -175,7 +175,7 @@ function PredictionsTable({ runId }: { runId: number }) {
         </button>
       </div>
       <div className="table-scroll">
-        <table className="samples predictions" data-testid="predictions-table">
+        <table className="samples predictions" data-testid="predictions-table" aria-label="Predictions">
           <thead>
             <tr>
               <th>Prompt</th>

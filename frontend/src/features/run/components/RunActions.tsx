@@ -53,7 +53,7 @@ export function RunActions({ run, role }: { run: Run; role: Role | null }) {
         </button>
       )}
       {editor && !run.external && (run.status === "failed" || run.status === "canceled") && (
-        <button data-testid="resume-run" disabled={resume.isPending} onClick={() => resume.mutate(run.id)}>
+        <button disabled={resume.isPending} onClick={() => resume.mutate(run.id)}>
           {resumeLabel(run)}
         </button>
       )}

@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { useId, type ReactNode } from "react";
 import { Link } from "react-router";
 
 import type { Run } from "../../../api/client";
@@ -9,12 +9,16 @@ import { attemptLabel } from "../resume";
 /** `actions` (the signed-in page's buttons) also bring the link to the run's study, which a shared page cannot open. */
 export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
   const { progress } = run;
+  const titleId = useId();
 
+  // Named by the run's name; its status is a live region, so a screen reader hears the run start and finish.
   return (
-    <section className="card run-header" data-testid="run-header">
+    <section className="card run-header" aria-labelledby={titleId}>
       <div className="run-title">
-        <h1>{run.name}</h1>
-        <StatusBadge status={run.status} />
+        <h1 id={titleId}>{run.name}</h1>
+        <span role="status">
+          <StatusBadge status={run.status} />
+        </span>
         {run.external && <span className="badge badge-queued">external</span>}
         {run.cancel_requested && run.status === "running" && (
           <span className="help">{run.force_stop_requested ? "killing the training process…" : "stopping…"}</span>
@@ -27,7 +31,7 @@ export function RunHeader({ run, actions }: { run: Run; actions?: ReactNode }) {
         {actions && run.study_id != null && (
           <>
             {" · "}
-            <Link to={`/studies/${run.study_id}`} data-testid="run-study-link">
+            <Link to={`/studies/${run.study_id}`}>
               in study #{run.study_id}
             </Link>
           </>

@@ -88,7 +88,7 @@ export function RunView({ runId, actions, downloads = true, notFound }: RunViewP
   );
 
   return (
-    <div className="run-page" data-testid="run-page" data-run-id={runId}>
+    <div className="run-page" data-run-id={runId}>
       <RunHeader run={run} actions={actions?.(run)} />
       <SummaryCards run={run} tokensPerSecond={shownTokensPerSecond(run, series?.["train/tokens_per_second"])} />
       <section className="card charts-toolbar">

@@ -17,7 +17,7 @@ function Stat({ label, value, metric, title }: { label: string; value: ReactNode
 export function SummaryCards({ run, tokensPerSecond = null }: { run: Run; tokensPerSecond?: number | null }) {
   const wall = run.wall_time_s ?? runDuration(run.started_at, run.finished_at);
   return (
-    <section className="card summary-cards" data-testid="run-summary">
+    <section className="card summary-cards" aria-label="Summary">
       <Stat
         label="Trainable params"
         metric="trainable_params"

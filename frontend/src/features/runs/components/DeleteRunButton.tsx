@@ -19,7 +19,6 @@ export function DeleteRunButton({ run }: { run: Run }) {
       <button
         type="button"
         className="danger"
-        data-testid="delete-run"
         disabled={remove.isPending}
         onClick={() => {
           if (window.confirm(`Delete run “${run.name}” with its metrics and artifacts? This cannot be undone.`)) {

@@ -11,19 +11,23 @@ export function RunLabels({ run, canEdit }: { run: Run; canEdit: boolean }) {
   const tags = run.tags ?? [];
   if (editing) return <RunLabelsForm run={run} onDone={() => setEditing(false)} />;
   return (
-    <div className="run-labels" data-testid="run-labels">
-      {tags.map((tag) => (
-        <span key={tag} className="tag-chip" data-testid="run-tag">
-          {tag}
+    <div className="run-labels">
+      {tags.length > 0 && (
+        <span className="tag-chips" role="list" aria-label="Tags">
+          {tags.map((tag) => (
+            <span key={tag} className="tag-chip" role="listitem">
+              {tag}
+            </span>
+          ))}
         </span>
-      ))}
+      )}
       {run.notes && (
-        <p className="run-notes" data-testid="run-notes">
+        <p className="run-notes">
           {run.notes}
         </p>
       )}
       {canEdit && (
-        <button type="button" className="small" onClick={() => setEditing(true)} data-testid="edit-labels">
+        <button type="button" className="small" onClick={() => setEditing(true)}>
           {tags.length || run.notes ? "Edit name, tags, notes" : "Rename, tag, add notes"}
         </button>
       )}
@@ -52,11 +56,11 @@ function RunLabelsForm({ run, onDone }: { run: Run; onDone: () => void }) {
       </label>
       <label>
         Tags <span className="help">comma-separated, at most 20</span>
-        <input value={tagText} onChange={(e) => setTagText(e.target.value)} data-testid="run-tags-input" />
+        <input value={tagText} onChange={(e) => setTagText(e.target.value)} />
       </label>
       <label>
         Notes
-        <textarea value={notes} onChange={(e) => setNotes(e.target.value)} rows={3} data-testid="run-notes-input" />
+        <textarea value={notes} onChange={(e) => setNotes(e.target.value)} rows={3} />
       </label>
       {update.error && Object.keys(errors).length === 0 && <ErrorBox error={update.error} />}
       {Object.entries(errors).map(([field, message]) => (
@@ -65,7 +69,7 @@ function RunLabelsForm({ run, onDone }: { run: Run; onDone: () => void }) {
         </p>
       ))}
       <div className="card-actions">
-        <button type="submit" className="primary" disabled={update.isPending} data-testid="save-labels">
+        <button type="submit" className="primary" disabled={update.isPending}>
           Save
         </button>
         <button type="button" onClick={onDone}>

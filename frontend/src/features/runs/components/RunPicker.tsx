@@ -50,7 +50,6 @@ export function RunPicker({ onPick, pickedIds, max, label = "Add runs" }: Props)
         placeholder="Find runs by name or tag…"
         value={text}
         onChange={(e) => setText(e.target.value)}
-        data-testid="run-picker-search"
       />
       {search !== "" && (
         <ul className="run-picker-results" aria-label="Matching runs">
@@ -60,7 +59,7 @@ export function RunPicker({ onPick, pickedIds, max, label = "Add runs" }: Props)
             results.map((run) => {
               const picked = pickedIds.includes(run.id);
               return (
-                <li key={run.id} data-testid="run-picker-result">
+                <li key={run.id}>
                   <button
                     type="button"
                     className="small"

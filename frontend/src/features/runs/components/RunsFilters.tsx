@@ -106,7 +106,7 @@ function FilterAdder({ view, onChange }: Pick<Props, "view" | "onChange">) {
           setText("");
         }}
       >
-        <select aria-label="Filter by" value={kind} onChange={(e) => setKind(e.target.value as FilterKind)} data-testid="filter-kind">
+        <select aria-label="Filter by" value={kind} onChange={(e) => setKind(e.target.value as FilterKind)}>
           <option value="tag">Tag</option>
           <option value="param">Param</option>
           <option value="metric">Metric</option>
@@ -116,16 +116,15 @@ function FilterAdder({ view, onChange }: Pick<Props, "view" | "onChange">) {
           placeholder={FILTER_HINTS[kind]}
           value={text}
           onChange={(e) => setText(e.target.value)}
-          data-testid="filter-value"
         />
-        <button type="submit" disabled={!text.trim()} data-testid="filter-add">
+        <button type="submit" disabled={!text.trim()}>
           Add filter
         </button>
       </form>
       {chips.length > 0 && (
         <div className="filter-chips" data-testid="filter-chips">
           {chips.map((chip) => (
-            <span key={`${chip.kind}:${chip.value}`} className="tag-chip compare-chip" data-testid="filter-chip">
+            <span key={`${chip.kind}:${chip.value}`} className="tag-chip compare-chip">
               {chip.label}
               <button
                 type="button"

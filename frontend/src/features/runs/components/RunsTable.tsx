@@ -246,7 +246,6 @@ export function RunsTable({ runs, datasetNames, columns, view, onSort, selected,
         <td>
           <input
             type="checkbox"
-            data-testid="select-run"
             aria-label={`Select ${run.name}`}
             checked={isSelected}
             disabled={!isSelected && full}
@@ -258,14 +257,14 @@ export function RunsTable({ runs, datasetNames, columns, view, onSort, selected,
             {run.name}
           </Link>
           {run.study_id != null && (
-            <Link className="run-study-link help" to={`/studies/${run.study_id}`} data-testid="run-study">
+            <Link className="run-study-link help" to={`/studies/${run.study_id}`}>
               study #{run.study_id} · seed {run.seed}
             </Link>
           )}
           {(run.tags ?? []).length > 0 && (
-            <span className="tag-chips">
+            <span className="tag-chips" role="list" aria-label="Tags">
               {(run.tags ?? []).map((tag) => (
-                <span key={tag} className="tag-chip" data-testid="run-tag">
+                <span key={tag} className="tag-chip" role="listitem">
                   {tag}
                 </span>
               ))}

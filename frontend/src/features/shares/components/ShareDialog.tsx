@@ -56,19 +56,21 @@ export function ShareDialog({ runs, study, onClose }: { runs: readonly SharedRun
   const what = study ? `study “${study.name}” and its runs` : runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
 
   return (
-    <Modal title={`Share this ${noun}`} onClose={onClose} testId="share-dialog">
+    <Modal title={`Share this ${noun}`} onClose={onClose}>
       <p className="help">
         Anyone with the link sees the {what} read-only, live while training, without signing in. You can revoke it at any time.
       </p>
       {created && createdRevoked ? (
-        <div className="share-created" data-testid="share-created" data-state="revoked">
-          <p className="notice">The link to the {created.kind} was revoked: it no longer opens.</p>
+        <div className="share-created" data-state="revoked">
+          <p className="notice" role="status">
+            The link to the {created.kind} was revoked: it no longer opens.
+          </p>
           <button type="button" onClick={() => create.reset()}>
             Make another link
           </button>
         </div>
       ) : created ? (
-        <div className="share-created" data-testid="share-created" data-state="active">
+        <div className="share-created" data-state="active">
           <label>Link to the {created.kind}</label>
           <CopyField value={absoluteUrl(window.location.origin, created.url)} label="Share link" testId="share-url" copyTestId="copy-share-url" />
           <p className="help">

@@ -18,7 +18,7 @@ const MESSAGES: Record<string, { title: string; text: string }> = {
 export function ShareUnavailable({ code }: { code: string }) {
   const message = MESSAGES[code] ?? MESSAGES.SHARE_NOT_FOUND;
   return (
-    <div className="auth-page" data-testid="share-unavailable" data-code={code}>
+    <div className="auth-page" data-code={code}>
       <div className="auth-brand">Tunelab</div>
       <section className="card auth-card share-unavailable">
         <h1>{message.title}</h1>

@@ -37,7 +37,7 @@ export function SharesTable({ shares, showRuns = true, linkRuns = false }: { sha
               const state = shareState(share);
               const revoking = revoke.isPending && revoke.variables === share.id;
               return (
-                <tr key={share.id} data-testid="share-row" data-share-id={share.id} data-state={state}>
+                <tr key={share.id} data-share-id={share.id} data-state={state}>
                   <td className="share-title" title={share.title}>
                     {linkRuns ? <Link to={sharedRunsPath(share)}>{share.title}</Link> : share.title}
                     <span className="help"> · {share.kind === "run" ? "run" : share.kind === "study" ? `study of ${share.run_ids.length} runs` : `${share.run_ids.length} runs`}</span>

@@ -1,5 +1,7 @@
 // The server's fair cost table of a study: mean ± spread over seeds per cell, "best" only beyond the noise, and first
 // the base model's generation scores, the row each cell's gain is read against.
+import { useId } from "react";
+
 import type { CostTable } from "../api/queries";
 import { formatBytes, formatNumber } from "../../../lib/format";
 
@@ -26,11 +28,12 @@ function formatValue(column: Column, value: CostValue): string {
 export function StudyCostTable({ table, title = "Cost table", testId = "study-cost-table" }: { table: CostTable; title?: string; testId?: string }) {
   const columns = table.columns.filter((column) => table.rows.some((row) => row.values[column.key]));
   const baseline = table.baseline ?? null;
+  const titleId = useId();
   return (
-    <section className="card" data-testid={testId}>
-      <h2>{title}</h2>
+    <section className="card" data-testid={testId} aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
       <div className="table-scroll">
-        <table className="table">
+        <table className="table" aria-labelledby={titleId}>
           <thead>
             <tr>
               <th>Method</th>
@@ -57,7 +60,7 @@ export function StudyCostTable({ table, title = "Cost table", testId = "study-co
             {table.rows.map((row) => (
               <tr key={row.cell} data-cell={row.cell}>
                 <th scope="row">{row.cell}</th>
-                <td data-testid="cell-runs" title={row.unfinished.length ? `Not measured: ${row.unfinished.join("; ")}` : undefined}>
+                <td title={row.unfinished.length ? `Not measured: ${row.unfinished.join("; ")}` : undefined}>
                   {row.finished_run_ids.length === row.run_ids.length ? row.run_ids.length : `${row.finished_run_ids.length} of ${row.run_ids.length} finished`}
                   {row.unfinished.map((standing) => (
                     <span key={standing} className="help cell-unfinished">

@@ -79,7 +79,7 @@ function StudyContent({ detail, readOnly, canChange, onCloned, onDeleted }: Stud
   const generationScored = runs.some((run) => run.status === "succeeded" && run.generation_eval?.tuned);
 
   return (
-    <div className="study-page" data-testid="study-page" data-study-id={study.id}>
+    <div className="study-page" data-study-id={study.id}>
       <div className="page-title">
         <h1>{study.name}</h1>
         <span className="help">
@@ -89,7 +89,7 @@ function StudyContent({ detail, readOnly, canChange, onCloned, onDeleted }: Stud
         </span>
       </div>
       {!readOnly && canChange && <StudyActions detail={detail} onCloned={onCloned} onDeleted={onDeleted} />}
-      <section className="card compare-runs" data-testid="study-runs">
+      <section className="card compare-runs" aria-label="Runs">
         {runs.map((run: Run) => (
           <span className="compare-chip" key={run.id} data-run-id={run.id} data-status={run.status}>
             <i className="chart-swatch" style={{ background: cellOf.get(run.id)?.color }} />
@@ -156,7 +156,7 @@ function StudyActions({ detail, onCloned, onDeleted }: { detail: StudyDetail; on
   };
   return (
     <section className="card toolbar study-actions" data-testid="study-actions">
-      <button type="button" data-testid="study-share" onClick={() => setSharing(true)} title="Make a read-only link anyone can open">
+      <button type="button" onClick={() => setSharing(true)} title="Make a read-only link anyone can open">
         Share
       </button>
       {sharing && <ShareDialog runs={detail.runs} study={{ id: studyId, name: detail.study.name }} onClose={() => setSharing(false)} />}
