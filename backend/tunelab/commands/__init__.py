@@ -1,4 +1,4 @@
-"""The client verbs of `tunelab` (login, runs, datasets, metrics): they talk to a server over HTTP.
+"""The client verbs of `tunelab` (login, runs, datasets, metrics, playground): they talk to a server over HTTP.
 
 Registering them imports only argparse; a verb's module (httpx, rich) is imported when it runs, and none imports
 torch, so `tunelab runs list` starts quickly.
@@ -10,6 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 RUN_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
+PLAYGROUND_HELP = """
+
+playground: exit 1 when a completion failed, the request expired unserved, or the server refused it (409: a run that
+has not succeeded or saved no weights; 429: over your share, named with its Retry-After); exit 6 also when --timeout
+passed. --json prints the request with each slot's outcome (status, text, token_count, first_token_s, total_s, or
+error) and its status: succeeded, failed or expired
+
+example:
+  tunelab playground 12 --prompt 'What is 2 plus 3?' --max-new-tokens 24
+  tunelab playground 12 13 --include-base --prompt 'Say hi' --sample --temperature 0.7 --seed 3"""
 IDEMPOTENCY_KEY_HELP = ("send the launch under this key (default: a new one, named in a timeout's error): the same "
                         "key again within 24 h gets the run it created instead of a second one")
 
@@ -35,8 +45,8 @@ def _parser(sub: Any, name: str, help_text: str, target: str, parents: list[argp
 
 
 def add_client_commands(sub: Any) -> None:
-    """Add login, runs, datasets and metrics to the `tunelab` subparsers."""
-    from tunelab.commands.options import EXIT_CODES_HELP, client_options
+    """Add login, runs, datasets, metrics and playground to the `tunelab` subparsers."""
+    from tunelab.commands.options import EXIT_CODES_HELP, client_options, seconds
 
     common = [client_options()]
     _parser(sub, "login", "check an API token against a server and save both (0600) for later commands",
@@ -127,3 +137,30 @@ def add_client_commands(sub: Any) -> None:
     export.add_argument("--key", action="append", help="only this metric key; repeat for several")
     export.add_argument("--csv", action="store_true", help="CSV (the default; --json alone gives a JSON array)")
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+    playground = _parser(sub, "playground", "send a prompt to succeeded runs (and their base model with "
+                         "--include-base) on the server's inference worker; at a terminal the tokens are printed as "
+                         "they are generated, elsewhere (a pipe, a file) the completion once it is done",
+                         "playground:prompt_runs", common, EXIT_CODES_HELP + PLAYGROUND_HELP)
+    playground.add_argument("run_ids", type=int, nargs="+", metavar="RUN",
+                            help="a run id (up to 6 runs of one base model, in one project you edit)")
+    source = playground.add_mutually_exclusive_group(required=True)
+    source.add_argument("--prompt", metavar="TEXT", help="the text sent (1-20,000 characters)")
+    source.add_argument("--dataset", help="instead of --prompt: a dataset (name or id) whose row --row is sent, its "
+                        "answer shown as `expected`")
+    playground.add_argument("--row", type=int, metavar="N", help="with --dataset: the 0-based row")
+    playground.add_argument("--include-base", action="store_true",
+                            help="a completion of the runs' base model too, before theirs")
+    playground.add_argument("--max-new-tokens", type=int, metavar="N", help="tokens generated at most per model "
+                            "(the server's default 64, bounds 1-512)")
+    playground.add_argument("--sample", action="store_true",
+                            help="sample with --temperature, --top-p and --top-k (default: greedy)")
+    playground.add_argument("--temperature", type=float, metavar="T", help="with --sample (default 1.0; above 0, at most 5)")
+    playground.add_argument("--top-p", type=float, metavar="P", help="with --sample (default 1.0; above 0, at most 1)")
+    playground.add_argument("--top-k", type=int, metavar="K", help="with --sample (default 50; 0 for no top-k cut)")
+    playground.add_argument("--seed", type=int, metavar="N", help="makes a sampled completion reproducible (default 0)")
+    playground.add_argument("--ignore-eos", action="store_true",
+                            help="generate --max-new-tokens even past the end-of-sequence token")
+    playground.add_argument("--timeout", type=seconds, metavar="SECONDS",
+                            help="give up following the request after this long, exit 6 (default: none; it is "
+                            "followed while it waits in line and generates)")

@@ -41,22 +41,23 @@ def client_options() -> argparse.ArgumentParser:
     options.add_argument("--url", help="the server (default: TUNELAB_URL, then the one `tunelab login` saved, "
                          "then http://127.0.0.1:8000)")
     options.add_argument("--token", help="an API token (default: TUNELAB_TOKEN, then the one `tunelab login` saved)")
-    options.add_argument("--connect-timeout", type=_seconds, metavar="SECONDS",
+    options.add_argument("--connect-timeout", type=seconds, metavar="SECONDS",
                          help="longest wait for a connection (default: TUNELAB_CONNECT_TIMEOUT_S, else 10)")
-    options.add_argument("--read-timeout", type=_seconds, metavar="SECONDS",
+    options.add_argument("--read-timeout", type=seconds, metavar="SECONDS",
                          help="longest wait for the server's answer once connected (default: TUNELAB_READ_TIMEOUT_S, "
                          "else 60)")
     return options
 
 
-def _seconds(text: str) -> float:
+def seconds(text: str) -> float:
+    """argparse type: a number of seconds above 0."""
     try:
-        seconds = float(text)
+        value = float(text)
     except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
-    return seconds
+    return value
 
 
 class ArgumentParser(argparse.ArgumentParser):
