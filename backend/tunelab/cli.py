@@ -1,5 +1,5 @@
 """`tunelab up | api | worker | migrate | assets | set-password | openapi | train` (the server verbs), and the client
-verbs `login | runs | datasets | metrics` (tunelab.commands)."""
+verbs `login | runs | datasets | metrics | playground` (tunelab.commands)."""
 
 import argparse
 import logging
