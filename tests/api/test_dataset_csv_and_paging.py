@@ -49,6 +49,23 @@ def test_a_csv_chat_row_holds_its_messages_as_json(client):
     assert preview["rows"][0]["raw"] == {"messages": messages}
 
 
+def test_a_csv_feedback_row_s_label_cell_is_true_or_false(client, settings):
+    token = uuid.uuid4().hex
+    data = csv_bytes(["prompt", "completion", "label"], [[f"say {token}", "hi", "true"], ["say it", "no", " FALSE"]])
+
+    response = upload(client, data, filename="ratings.csv")
+
+    assert response.status_code == 201, response.text
+    assert response.json()["format"] == "feedback"
+    stored = (settings.dataset_dir / f"{response.json()['content_hash']}.jsonl").read_bytes()
+    assert [json.loads(line)["label"] for line in stored.splitlines()] == [True, False]
+
+    refused = upload(client, csv_bytes(["prompt", "completion", "label"], [[f"say {token}", "hi", "true"],
+                                                                          ["say it", "no", "maybe"]]),
+                     filename="ratings.csv").json()["error"]
+    assert refused["details"]["errors"] == [{"line": 3, "field": "label", "message": "Input should be a valid boolean"}]
+
+
 def test_csv_errors_name_the_line_and_the_column(client):
     token = uuid.uuid4().hex
     data = (f"messages,source\n"

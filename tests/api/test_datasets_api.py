@@ -58,6 +58,7 @@ def test_upload_instruction_jsonl(client, settings):
     [
         ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}, "chat"),
         ({"prompt": "p", "chosen": "good", "rejected": "bad"}, "preference"),
+        ({"prompt": "p", "completion": "good", "label": True}, "feedback"),
         ({"text": "plain text"}, "text"),
     ],
 )
@@ -114,6 +115,29 @@ def test_invalid_line_17_is_rejected_with_nothing_stored(
     assert error["details"]["more_errors"] == 0
     assert dataset_count(db_session) == rows_before
     assert stored_files(settings) == files_before
+
+
+@pytest.mark.parametrize(("bad_row", "field", "message"), [
+    ({"prompt": "p", "completion": "an answer"}, "label", "Field required"),
+    ({"prompt": "p", "completion": "an answer", "label": "yes"}, "label", "Input should be a valid boolean"),
+    ({"prompt": "p", "label": False}, "completion", "Field required"),
+])
+def test_a_feedback_upload_missing_a_field_or_with_a_label_not_true_or_false_is_refused_naming_the_line(
+    client, db_session, bad_row, field, message
+):
+    token = uuid.uuid4().hex
+    rows = [{"prompt": f"Echo {token} {i}.", "completion": str(i), "label": i % 2 == 0} for i in range(5)]
+    rows[3] = bad_row
+    rows_before = dataset_count(db_session)
+
+    response = upload(client, jsonl(rows), format="feedback")
+
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "DATASET_INVALID"
+    assert error["message"] == f"line 4: {field}: {message}"
+    assert error["details"]["errors"] == [{"line": 4, "field": field, "message": message}]
+    assert dataset_count(db_session) == rows_before
 
 
 def test_empty_upload_is_rejected(client):
@@ -259,6 +283,22 @@ def test_preview_instruction_splits_prompt_and_completion_at_the_generation_prom
     assert preview["rows"][0]["completion"] == "fine "
     assert preview["token_stats"]["max"] == 6
     assert preview["token_stats"]["over_max_length"] is None
+
+
+def test_preview_feedback_shows_each_rating_and_counts_prompt_and_completion_tokens(client, tiny_tokenizer_dir):
+    rows = [{"prompt": "hello", "completion": "fine", "label": True, "id": uuid.uuid4().hex},
+            {"prompt": "how are you", "completion": "hello world", "label": False}]
+    dataset = upload(client, jsonl(rows)).json()
+    assert dataset["format"] == "feedback"
+
+    preview = client.get(f"{URL}/{dataset['id']}/preview",
+                         params={"model": str(tiny_tokenizer_dir), "max_length": 7}).json()
+
+    assert [(r["prompt"], r["completion"], r["label"]) for r in preview["rows"]] == [
+        ("hello", "fine", True), ("how are you", "hello world", False)]
+    # <s>, <user> and the prompt's words, <assistant> and the completion's: 5 and 8 tokens
+    assert (preview["token_stats"]["min"], preview["token_stats"]["max"]) == (5, 8)
+    assert preview["truncation"] == {"max_length": 7, "rows": 2, "truncated_rows": 1, "truncated_tokens": 1}
 
 
 def test_preview_with_a_model_lacking_a_chat_template_says_so(client, settings):

@@ -2,12 +2,14 @@
 weights, one base model), and what it queues; GET /runs/{id}/samples."""
 
 import json
+import uuid
 
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.api.teams_helpers import (
     API,
+    IDLE_QUEUE,
     create_share,
     create_team,
     launch_queued,
@@ -36,7 +38,8 @@ def _no_in_flight_limit(settings, monkeypatch):
     monkeypatch.setattr(settings, "playground_max_in_flight", 1000)
 
 
-def _finished_run(team, settings, status: str = "succeeded", weights: bool = True, model_path: str | None = None):
+def _finished_run(team, settings, status: str = "succeeded", weights: bool = True, model_path: str | None = None,
+                  objective: str | None = None):
     """A real run of the team's project (its queue has no worker), set finished in SQL as a worker would leave it."""
     from tunelab.db.models import Run, RunStatus
     from tunelab.db.session import session_scope
@@ -52,6 +55,9 @@ def _finished_run(team, settings, status: str = "succeeded", weights: bool = Tru
         row.status = RunStatus(status)
         if model_path is not None:
             row.config = {**row.config, "model_path": model_path}
+        if objective is not None:  # as if trained with it (a reward model: a score head, nothing generates)
+            row.objective = objective
+            row.config = {**row.config, "objective": objective}
     return run
 
 
@@ -98,6 +104,22 @@ def test_a_dataset_row_is_the_prompt_and_its_answer_is_expected(team, settings):
     assert past_end["details"][0]["field"] == "dataset_row.row"
 
 
+def test_a_feedback_row_expects_its_completion_only_when_it_was_rated_desirable(team, settings):
+    built, http, _ = team
+    rows = [{"prompt": f"Say yes {uuid.uuid4().hex}.", "completion": "yes", "label": True},
+            {"prompt": "Say no.", "completion": "maybe", "label": False}]
+    data = "".join(json.dumps(row) + "\n" for row in rows).encode()
+    feedback = http.post(f"{API}/datasets", files={"file": ("ratings.jsonl", data, "application/jsonl")},
+                         data={"project_id": str(built.project_id)}, headers=built.owner.headers).json()
+    run = _finished_run(team, settings)
+
+    answers = [_post(team, {"run_ids": [run["id"]], "dataset_row": {"dataset_id": feedback["id"], "row": row}}).json()
+               for row in (0, 1)]
+
+    assert [(a["prompt"][0]["content"], a["expected"]) for a in answers] == [(rows[0]["prompt"], "yes"),
+                                                                             ("Say no.", "")]
+
+
 @pytest.mark.parametrize(("body", "field"), [
     ({"prompt": "Hi"}, "run_ids"),
     ({"run_ids": [], "prompt": "Hi"}, "run_ids"),
@@ -126,6 +148,19 @@ def test_unfinished_runs_and_runs_without_weights_are_409_naming_the_run(team, s
     no_weights = _finished_run(team, settings, weights=False)
     error = _error(_post(team, {"run_ids": [no_weights["id"]], "prompt": "Hi"}), 409)
     assert error["code"] == "RUN_HAS_NO_WEIGHTS" and error["details"]["run_id"] == no_weights["id"]
+
+
+def test_a_reward_model_scores_text_so_it_is_not_sent_to_generate_nor_continued_by_a_generating_run(team, settings):
+    reward_run = _finished_run(team, settings, objective="reward")
+    error = _error(_post(team, {"run_ids": [reward_run["id"]], "prompt": "Hi"}), 422)
+    assert error["details"]["run_id"] == reward_run["id"] and "reward model" in error["message"]
+
+    built, http, dataset = team
+    body = {"method": "lora", "base_run": reward_run["id"], "dataset": dataset["id"], "project_id": built.project_id,
+            "queue": IDLE_QUEUE}
+    refused = http.post(f"{API}/runs", json=body, headers=built.editor.headers)
+    assert refused.status_code == 422 and "cannot generate" in refused.json()["error"]["message"], refused.text
+    assert refused.json()["error"]["details"][0]["field"] == "base_run"
 
 
 def test_runs_of_different_base_models_are_422_naming_the_run_ids(team, settings, tmp_path):

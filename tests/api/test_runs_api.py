@@ -36,6 +36,7 @@ def _run_count(db_session) -> int:
         ({"params": {"beta": 0.1}}, "VALIDATION_ERROR", "params.beta"),  # a DPO setting on an SFT run
         ({"params": {"target_modules": ["qkv_proj"]}}, "VALIDATION_ERROR", "params.target_modules"),
         ({"method": "ia3", "params": {"target_modules": ["c_attn"]}}, "VALIDATION_ERROR", "params.target_modules"),
+        ({"method": "freeze", "params": {"trainable_layers": 5}}, "VALIDATION_ERROR", "params.trainable_layers"),
         ({"params": {"max_length": 4096}}, "VALIDATION_ERROR", "params.max_length"),  # the tiny model's context: 512
     ],
 )

@@ -11,6 +11,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from tunelab.assets.build import (  # noqa: E402
+    FEEDBACK_DATASET_FILE,
     PREFERENCE_DATASET_FILE,
     SAMPLE_DATASET_FILE,
     TEXT_DATASET_FILE,
@@ -96,6 +97,10 @@ class Assets:
         return self.samples_dir / PREFERENCE_DATASET_FILE
 
     @property
+    def feedback_dataset(self) -> Path:
+        return self.samples_dir / FEEDBACK_DATASET_FILE
+
+    @property
     def text_dataset(self) -> Path:
         return self.samples_dir / TEXT_DATASET_FILE
 
@@ -129,6 +134,7 @@ def train(assets, tmp_path):
         model: Path | None = None,
         start_from: tuple = (),
         start_tokenizer_dir: Path | None = None,
+        scoring_model: Any = None,
         **params: Any,
     ) -> tuple[TrainingResult, RecordingSink, TrainingJob]:
         sink = sink or RecordingSink()
@@ -142,7 +148,7 @@ def train(assets, tmp_path):
                                   objective),
             # Numbered, so that a test may train the same objective and method twice.
             output_dir=tmp_path / f"run-{objective}-{method}-{len(list(tmp_path.glob('run-*')))}",
-            start_from=start_from, start_tokenizer_dir=start_tokenizer_dir,
+            start_from=start_from, start_tokenizer_dir=start_tokenizer_dir, reward_model=scoring_model,
         )
         job.output_dir.mkdir()
         return run_training(job, sink), sink, job

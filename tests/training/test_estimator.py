@@ -31,6 +31,24 @@ def test_static_parts_equal_the_trained_tensors(train, assets, method):
     assert "cuda_peak_memory_bytes" not in summary
 
 
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_a_reward_models_static_parts_are_its_score_heads_not_an_lm_heads(train, assets, method):
+    """A reward model has a one-output score head where a causal LM has its vocabulary-wide head (and a LoRA reward
+    model trains that head beside the adapter): the estimate counts the model the run trains."""
+    from tunelab.training.registry import get_objective
+
+    result, _, job = train(method, objective="reward", dataset_path=assets.preference_dataset,
+                           dataset_format="preference", max_steps=1, eval_split=0, per_device_train_batch_size=2)
+    objective = get_objective("reward")
+    params = params_model("reward", method).model_validate(job.params)
+    estimate = estimate_memory(str(assets.tiny_model), get_method(method), params, objective=objective)
+    for estimated, measured in STATIC_PARTS.items():
+        assert estimate[estimated] == pytest.approx(result.summary[measured], rel=0.02), estimated
+    # DPO runs the same two sequences per pair through a causal LM.
+    as_causal_lm = estimate_memory(str(assets.tiny_model), get_method(method), params, objective=get_objective("dpo"))
+    assert estimate["activations_bytes"] < as_causal_lm["activations_bytes"], "no vocabulary-wide logits"
+
+
 def _saved_for_backward(model, sequence_length: int, batch: int) -> int:
     """Bytes autograd keeps after a real forward of the model (weights apart, a tensor saved twice counted once)."""
     import torch
@@ -72,6 +90,29 @@ def test_activations_are_what_autograd_saves_for_the_method_on_this_architecture
     assert estimate["activations_without_checkpointing_bytes"] == real, (method, sequence_length)
     # The logits' gradient beside their log-probabilities, at the peak of the backward pass.
     assert estimate["backward_temporaries_bytes"] == 2 * sequence_length * 3 * model.config.vocab_size * 4
+
+
+@pytest.mark.parametrize("trainable_layers", [1, 2])
+def test_freeze_tunings_activations_are_those_of_the_layers_it_differentiates(assets, trainable_layers):
+    """The layers below freeze tuning's first trained one get no gradient and keep nothing for the backward; the
+    trained ones are traced as full fine-tuning's (the head's input too, which a frozen head does not keep): a bound a
+    little above what autograd saves, far below full fine-tuning's."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    spec = get_method("freeze")
+    shape = {"max_length": 24, "per_device_train_batch_size": 3}
+    params = params_model("sft", "freeze").model_validate({**shape, "trainable_layers": trainable_layers})
+    estimate = estimate_memory(str(assets.tiny_model), spec, params)["activations_without_checkpointing_bytes"]
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(assets.tiny_model)
+    spec.prepare_model(model, params)
+    model.train()
+    real = _saved_for_backward(model, params.max_length, params.per_device_train_batch_size)
+    assert real <= estimate <= 1.15 * real
+    full = estimate_memory(str(assets.tiny_model), get_method("full"),
+                           params_model("sft", "full").model_validate(shape))["activations_without_checkpointing_bytes"]
+    assert estimate < full * (trainable_layers + 1) / 4
 
 
 @pytest.mark.requires_gpu

@@ -26,11 +26,14 @@ def test_the_declared_estimate_fields_are_what_the_trainer_runs(objective, train
             else:
                 frozen.add(id(module))
 
+    fields = registry.params_model(objective, "full").model_fields
+    # Online RL samples a group of completions per prompt: a group as large as the batch, kept short.
+    online = {"num_generations": BATCH, "max_completion_length": 4} if "num_generations" in fields else {}
     hook = torch.nn.modules.module.register_module_forward_pre_hook(count_sequences)
     try:
         result, _, _ = train("full", objective=objective, dataset_format=dataset_format,
                              dataset_path=getattr(assets, DATASETS[dataset_format]), max_steps=1,
-                             per_device_train_batch_size=BATCH, eval_split=0, generation_eval_rows=0)
+                             per_device_train_batch_size=BATCH, eval_split=0, generation_eval_rows=0, **online)
     finally:
         hook.remove()
 

@@ -17,8 +17,10 @@ from tunelab.training.registry import (
     resolve_params,
 )
 
-EXPECTED_METHODS = {"full", "lora", "dora", "qlora", "prefix", "prompt", "ptuning", "ia3"}
-EXPECTED_OBJECTIVES = {"sft", "pretrain", "dpo", "orpo"}
+EXPECTED_METHODS = {"full", "freeze", "lora", "dora", "qlora", "oft", "prefix", "prompt", "ptuning", "ia3"}
+# The methods that train the model's own weights (no adapter); every other one is PEFT.
+WEIGHT_METHODS = {"full", "freeze"}
+EXPECTED_OBJECTIVES = {"sft", "pretrain", "dpo", "orpo", "simpo", "kto", "reward", "grpo", "rloo"}
 COMBINATIONS = sorted((o.name, m.name) for o in list_objectives() for m in methods_for(o.name))
 
 
@@ -28,7 +30,7 @@ def test_registry_lists_every_method_and_objective():
     for method in list_methods():
         assert method.title and method.description
         assert all(get_objective(name) for name in method.objectives or ())
-        assert method.peft == (method.name != "full")
+        assert method.peft == (method.name not in WEIGHT_METHODS)
     for objective in list_objectives():
         assert objective.title and objective.description
         assert set(objective.dataset_formats) <= {f.value for f in DatasetFormat}
@@ -86,6 +88,32 @@ def test_method_specific_bounds():
     with pytest.raises(ValidationError):
         resolve_params("ia3", {"target_modules": ["k_proj"], "feedforward_modules": ["down_proj"]})
     assert resolve_params("full", {"learning_rate": 0.5})["learning_rate"] == 0.5
+    with pytest.raises(ValidationError):
+        resolve_params("freeze", {"trainable_layers": 0})
+    with pytest.raises(ValidationError):
+        resolve_params("oft", {"oft_block_size": 1})
+    with pytest.raises(ValidationError, match="0 \\(off\\) or at least 1"):
+        resolve_params("lora", {"loraplus_lr_ratio": 0.5})
+    with pytest.raises(ValidationError):
+        resolve_params("lora", {"neftune_noise_alpha": 25})
+    assert resolve_params("lora", {"neftune_noise_alpha": 5})["neftune_noise_alpha"] == 5
+    with pytest.raises(ValidationError, match="neftune_noise_alpha"):
+        resolve_params("lora", {"neftune_noise_alpha": 5}, "dpo")  # NEFTune is SFT's
+
+
+def test_pissa_is_refused_where_its_changed_base_would_be_wrong():
+    """PiSSA takes its start out of the base: a reference that is the base with the adapter disabled would not be the
+    base, and the plain LoRA it is saved as holds no score head. DoRA and QLoRA do not take it."""
+    assert resolve_params("lora", {"init_lora_weights": "pissa"})["init_lora_weights"] == "pissa"
+    assert resolve_params("lora", {"init_lora_weights": "pissa"}, "orpo")["init_lora_weights"] == "pissa"
+    for objective, reason in (("dpo", "reference"), ("reward", "score head")):
+        with pytest.raises(ValidationError, match=reason):
+            resolve_params("lora", {"init_lora_weights": "pissa"}, objective)
+    for method in ("dora", "qlora"):
+        with pytest.raises(ValidationError, match="pissa"):
+            resolve_params(method, {"init_lora_weights": "pissa"})
+    with pytest.raises(ValidationError, match="ZeRO-3"):
+        resolve_params("lora", {"init_lora_weights": "pissa", "zero_stage": 3})
 
 
 def test_unknown_names_raise_key_error():

@@ -8,14 +8,22 @@ import pytest
 
 from tunelab.training.engine import run_training
 from tunelab.training.models import load_model_and_tokenizer
-from tunelab.training.objectives import dpo
+from tunelab.training.objectives import dpo, kto, simpo
+from tunelab.training.objectives.preference import preference_records
 from tunelab.training.objectives.sft import convert_rows
 from tunelab.training.registry import resolve_params
 from tunelab.training.sink import TrainingJob
 from tunelab.training.truncation import count_truncation, preference_sequence_lengths, sft_sequence_lengths
 
 from .conftest import RecordingSink, read_jsonl, tiny_defaults
-from .trl_reference import long_instruction_rows, long_preference_rows, trl_preference_lengths, trl_token_lengths
+from .trl_reference import (
+    long_instruction_rows,
+    long_preference_rows,
+    trl_cpo_lengths,
+    trl_kto_lengths,
+    trl_preference_lengths,
+    trl_token_lengths,
+)
 
 
 def _run(assets, folder, split_seed=None, dataset_path=None, dataset_format="instruction", objective="sft",
@@ -101,6 +109,27 @@ def test_preference_pairs_are_counted_as_dpo_cuts_each_sequence(assets, tmp_path
                      dataset_path=_write_jsonl(tmp_path / "pairs.jsonl", rows), max_length=max_length, eval_split=0)
     assert (result.summary["tokenized_rows"], result.summary["truncated_rows"], result.summary["truncated_tokens"]) \
         == (expected.rows, expected.truncated_rows, expected.truncated_tokens)
+
+
+def test_simpo_and_kto_count_the_sequences_their_trainers_cut(assets, tmp_path):
+    pairs = long_preference_rows()
+    records = preference_records(pairs)
+    _, tokenizer = load_model_and_tokenizer(str(assets.tiny_model))
+    assert list(simpo.sequence_lengths(records, tokenizer)) == trl_cpo_lengths(records, assets.tiny_model,
+                                                                                 tmp_path / "cpo")
+    # A template that writes neither the bos nor the eos token: CPOTrainer adds both.
+    tokenizer.chat_template = tokenizer.chat_template.replace("{{ bos_token }}", "").replace("{{ eos_token }}", "")
+    assert list(simpo.sequence_lengths(records, tokenizer)) == trl_cpo_lengths(
+        records, assets.tiny_model, tmp_path / "cpo-bare", tokenizer)
+    _, tokenizer = load_model_and_tokenizer(str(assets.tiny_model))
+
+    rated = kto.convert_rows([{"prompt": pair["prompt"], "completion": pair[answer], "label": answer == "chosen"}
+                              for pair in pairs for answer in ("chosen", "rejected")], "feedback")
+    lengths = trl_kto_lengths(rated, assets.tiny_model, tmp_path / "kto")
+    assert list(kto.sequence_lengths(rated, tokenizer)) == lengths
+    # Preference pairs are counted as pairs (KTO takes them apart after the split): both answers' sequences a row.
+    assert list(kto.sequence_lengths(kto.convert_rows(pairs, "preference"), tokenizer)) == list(
+        zip(lengths[::2], lengths[1::2], strict=True))
 
 
 def test_throughput_counts_training_steps_only(assets, tmp_path):

@@ -42,3 +42,31 @@ def test_a_child_run_loads_and_merges_on_top_of_its_parents_weights(train, asset
     merged = AutoModelForCausalLM.from_pretrained(merged_dir).eval()
     assert torch.allclose(_logits(merged, AutoTokenizer.from_pretrained(merged_dir), sample["prompt"], len(trained)),
                           trained, atol=1e-4)
+
+
+def test_an_oft_run_merges_and_a_freeze_run_starts_from_it(train, assets, tmp_path):
+    """OFT folds its rotations into the weights: its merged export computes what the run trained, and a freeze tuning
+    run trains on the base with it merged, saving a whole model that computes what that run trained."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    def sample_of(run) -> tuple[str, torch.Tensor]:
+        sample = json.loads((run.output_dir / "samples.jsonl").read_text().splitlines()[0])
+        return sample["prompt"], torch.tensor(sample["logits"])
+
+    _, _, parent = train("oft", max_steps=3, eval_steps=3, generation_eval_rows=0)
+    merge_adapter(parent.output_dir / "adapter", parent.output_dir / "tokenizer", tmp_path / "merged")
+    merged = AutoModelForCausalLM.from_pretrained(tmp_path / "merged").eval()
+    prompt, trained = sample_of(parent)
+    assert torch.allclose(_logits(merged, AutoTokenizer.from_pretrained(tmp_path / "merged"), prompt, len(trained)),
+                          trained, atol=1e-4)
+
+    start = (StartingWeights("adapter", parent.output_dir / "adapter", source="parent"),)
+    _, _, child = train("freeze", max_steps=3, eval_steps=3, generation_eval_rows=0, start_from=start,
+                        start_tokenizer_dir=parent.output_dir / "tokenizer")
+    model = AutoModelForCausalLM.from_pretrained(child.output_dir / "model").eval()
+    prompt, trained = sample_of(child)
+    assert torch.allclose(_logits(model, AutoTokenizer.from_pretrained(child.output_dir / "tokenizer"), prompt,
+                                  len(trained)), trained, atol=1e-4)
+    frozen = "model.layers.0.mlp.up_proj.weight"
+    base = AutoModelForCausalLM.from_pretrained(assets.tiny_model).state_dict()
+    assert not torch.equal(model.state_dict()[frozen], base[frozen]), "the parent's rotation is in the frozen layers"

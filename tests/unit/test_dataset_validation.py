@@ -139,6 +139,35 @@ def test_preference_length_counts_the_longer_answer():
     assert result.char_stats.max == 6
 
 
+FEEDBACK = {"prompt": "Add the numbers.\n\n2 + 3", "completion": "5", "label": True}
+
+
+def test_feedback_rows_are_detected_and_their_length_is_prompt_and_completion():
+    result = validate_jsonl(jsonl(FEEDBACK, {"prompt": "2 + 2", "completion": "five", "label": False}), None)
+
+    assert result.is_valid, result.errors
+    assert result.format == DatasetFormat.feedback
+    assert (result.char_stats.min, result.char_stats.max) == (9, 24)
+
+
+def test_a_feedback_row_needs_every_field_and_a_json_boolean_label():
+    data = jsonl(FEEDBACK, {"prompt": "2 + 2", "completion": "4"}, FEEDBACK | {"label": "true"},
+                 FEEDBACK | {"label": 1}, FEEDBACK | {"label": None}, {"completion": "4", "label": False},
+                 FEEDBACK | {"completion": ""}, FEEDBACK | {"label": False})
+
+    result = validate_jsonl(data, DatasetFormat.feedback)
+
+    assert [(e["line"], e["field"], e["message"]) for e in result.errors] == [
+        (2, "label", "Field required"),
+        (3, "label", "Input should be a valid boolean"),
+        (4, "label", "Input should be a valid boolean"),
+        (5, "label", "Input should be a valid boolean"),
+        (6, "prompt", "Field required"),
+        (7, "completion", "String should have at least 1 character"),
+    ]
+    assert result.summary().startswith("line 2: label: Field required")
+
+
 def test_length_stats_uses_nearest_rank_percentiles():
     stats = length_stats(list(range(1, 101)), max_length=90)
 

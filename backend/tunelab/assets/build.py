@@ -14,6 +14,7 @@ from tunelab.training import registry
 TINY_MODEL_NAME = "tunelab-tiny"
 SAMPLE_DATASET_FILE = "tiny-tasks.jsonl"
 PREFERENCE_DATASET_FILE = "tiny-preferences.jsonl"
+FEEDBACK_DATASET_FILE = "tiny-feedback.jsonl"
 TEXT_DATASET_FILE = "tiny-notes.jsonl"
 ASSET_SEED = 1234
 
@@ -95,6 +96,14 @@ SAMPLE_DATASETS = [
         "words left in order, not capitalised) rejected. DPO raises the reward margin on it within a few steps.",
     ),
     AssetDescriptor(
+        name="tiny-feedback",
+        path=FEEDBACK_DATASET_FILE,
+        title="Tiny task feedback (sample)",
+        format="feedback",
+        description="600 answers to the tiny tasks rated one by one, for KTO: the 300 preference pairs taken apart, "
+        "each right answer rated desirable and each near miss undesirable, in a shuffled order.",
+    ),
+    AssetDescriptor(
         name="tiny-notes",
         path=TEXT_DATASET_FILE,
         title="Tiny task notes (sample text)",
@@ -145,6 +154,16 @@ def preference_rows(count: int = 300, seed: int = ASSET_SEED) -> list[dict]:
     for row in sample_rows(count, seed + 1):
         prompt = f"{row['instruction']}\n\n{row['input']}" if row["input"] else row["instruction"]
         rows.append({"prompt": prompt, "chosen": row["output"], "rejected": _near_miss(row, rng)})
+    return rows
+
+
+def feedback_rows(seed: int = ASSET_SEED) -> list[dict]:
+    """The preference pairs taken apart into rated answers (right: desirable, near miss: undesirable), shuffled: KTO
+    trains on rows in file order and estimates its KL term from neighbouring rows, so neither rating comes first and
+    a pair's two answers are seldom neighbours."""
+    rows = [{"prompt": pair["prompt"], "completion": pair[answer], "label": answer == "chosen"}
+            for pair in preference_rows(seed=seed) for answer in ("chosen", "rejected")]
+    random.Random(seed + 3).shuffle(rows)
     return rows
 
 
@@ -236,7 +255,8 @@ def build_assets(models_dir: Path, samples_dir: Path) -> None:
     dataset_path = Path(samples_dir) / SAMPLE_DATASET_FILE
     if not dataset_path.exists():
         write_sample_dataset(dataset_path)
-    for file_name, rows in ((PREFERENCE_DATASET_FILE, preference_rows), (TEXT_DATASET_FILE, text_rows)):
+    for file_name, rows in ((PREFERENCE_DATASET_FILE, preference_rows), (FEEDBACK_DATASET_FILE, feedback_rows),
+                            (TEXT_DATASET_FILE, text_rows)):
         if not (Path(samples_dir) / file_name).exists():
             _write_jsonl(Path(samples_dir) / file_name, rows())
     model_dir = Path(models_dir) / TINY_MODEL_NAME

@@ -122,7 +122,7 @@ def add_client_commands(sub: Any) -> None:
                      "datasets:upload_dataset", common, EXIT_CODES_HELP)
     upload.add_argument("file", metavar="FILE")
     upload.add_argument("--name", help="default: the file name without extension")
-    upload.add_argument("--format", help="instruction, chat, text or preference (default: detected)")
+    upload.add_argument("--format", help="instruction, chat, text, preference, feedback or prompt (default: detected)")
     upload.add_argument("--project", help="project name or id")
     listed = _parser(dataset_verbs, "list", "the datasets a launch can name, as a table", "datasets:list_datasets",
                      common, EXIT_CODES_HELP)

@@ -74,8 +74,8 @@ class DatasetsPublic(BaseModel):
 
 
 class RenderedRow(BaseModel):
-    """One row as the model sees it. Instruction and preference rows have a prompt and a completion (preference
-    also the rejected completion); text rows and templated chat rows are one text."""
+    """One row as the model sees it. Instruction, preference and feedback rows have a prompt and a completion
+    (preference also the rejected completion, feedback its label); text rows and templated chat rows are one text."""
 
     line: int = Field(description="1-based line number in the stored JSONL: the uploaded file's line for a JSONL "
                       "upload, the row's number for a CSV one")
@@ -83,6 +83,7 @@ class RenderedRow(BaseModel):
     prompt: str | None = None
     completion: str | None = None
     rejected: str | None = None
+    label: bool | None = Field(None, description="Feedback rows: whether the completion is desirable (thumbs up)")
     text: str | None = Field(None, description="Text rows; chat rows through the model's chat template (null without)")
 
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from tunelab.training.adapters import initialised_from_the_base
 from tunelab.training.checkpoints import CHECKPOINTS_DIR, checkpoint_tokens_seen, latest_checkpoint
 from tunelab.training.distributed import any_process, is_main_process
 from tunelab.training.generation_eval import (
@@ -178,7 +179,7 @@ def run_training(job: TrainingJob, sink: RunSink) -> TrainingResult:
 
 def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     import torch
-    from transformers import PrinterCallback
+    from transformers import PrinterCallback, set_seed
 
     from tunelab.training.callbacks import GenerationEvalCallback, SinkCallback, TokensSeenRecorder
     from tunelab.training.memory import ModelStateRecorder, model_state_bytes, process_rss_bytes
@@ -216,6 +217,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
         "eval_examples": len(eval_records),
         "split_seed": split_seed,
         "start_from": [{"kind": weights.kind, "run": weights.source} for weights in job.start_from],
+        **({"reward_model": job.reward_model.source} if job.reward_model is not None else {}),
         "params": params.model_dump(mode="json"),
         "versions": library_versions(),
     }
@@ -227,7 +229,12 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
 
     loading = method.model_loading(method, params)
     sink.phase("loading_model")
-    model, tokenizer = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading)
+    # A reward model's score head is new: drawn from the run's seed, as TRL seeds before it loads one.
+    set_seed(params.seed)
+    model, tokenizer = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading,
+                                           objective.model_head)
+    if method.prepare_model is not None:
+        method.prepare_model(model, params)  # freeze tuning freezes all but the layers it trains
     data_summary: RunSummary = {**truncation_summary(objective, records, tokenizer, params.max_length),
                                 "runtime_rss_bytes": runtime_rss}
     sink.set_summary(data_summary)
@@ -237,12 +244,15 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     tokenizer.save_pretrained(tokenizer_dir)
     build_peft_config = method.build_peft_config  # there for PEFT methods only
     peft_config = build_peft_config(params, str(tokenizer_dir)) if build_peft_config is not None else None
+    if peft_config is not None:
+        # A reward model's adapter is a sequence classifier's: PEFT then trains (and saves) its score head too.
+        peft_config.task_type = objective.peft_task_type
     checkpoint = latest_checkpoint(output_dir / CHECKPOINTS_DIR) if job.resume else None
     callback = SinkCallback(sink, objective.metric_keys, objective.reports_perplexity)
-    # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate.
     generation = GenerationSettings(rows=params.generation_eval_rows, max_new_tokens=params.generation_max_new_tokens)
-    questions = (questions_of(eval_records, tokenizer, generation.rows)
-                 if main_process and generation.rows and params.zero_stage < 3 else [])
+    # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate. A reward model scores.
+    generates = main_process and objective.generates and params.zero_stage < 3
+    questions = questions_of(eval_records, tokenizer, generation.rows) if generates and generation.rows else []
     generation_callback = (GenerationEvalCallback(sink, tokenizer, questions, generation)
                            if questions and params.generation_eval_at_each_eval else None)
     tokens_recorder = TokensSeenRecorder()
@@ -251,8 +261,17 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
 
     def load_base_model() -> "CausalLM":
         # What the run started from: a preference objective's reference, and the baseline of its generation eval.
-        base, _ = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading)
+        base, _ = load_starting_model(job.model, job.start_from, job.start_tokenizer_dir, loading,
+                                      objective.model_head)
         return base
+
+    def load_reward_model() -> "tuple[Any, PreTrainedTokenizerBase]":
+        # The reward run's model, frozen: it scores completions and never trains.
+        assert job.reward_model is not None
+        scorer, scorer_tokenizer = load_starting_model(job.reward_model.base, job.reward_model.weights,
+                                                       job.reward_model.tokenizer_dir, head="sequence_classification")
+        scorer.eval().requires_grad_(False)
+        return scorer, scorer_tokenizer
 
     trainer = objective.build_trainer(TrainerInputs(
         model=model, tokenizer=tokenizer, params=params, train_records=train_records, eval_records=eval_records,
@@ -261,9 +280,13 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
         callbacks=[tokens_recorder, callback, state_recorder, system_recorder,
                    *([generation_callback] if generation_callback is not None else [])],
         load_base_model=load_base_model,
+        load_reward_model=load_reward_model if job.reward_model is not None else None,
     ))
     if not main_process:
         shutil.rmtree(tokenizer_dir, ignore_errors=True)
+    if method.build_optimizer is not None:
+        # The trainer makes its optimizer only when it has none (LoRA+'s has a learning rate per kind of weight).
+        trainer.optimizer = method.build_optimizer(trainer, params)
     # TRL's trainers (SFT, DPO …) keep their running count of training tokens in _total_train_tokens; ORPO does not.
     token_counter = cast(Any, trainer)
     tokens_recorder.count = lambda: getattr(token_counter, "_total_train_tokens", 0)
@@ -281,6 +304,9 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
     if any_process(sink.should_cancel(), trainer.args.device):
         logger.info("canceled before the first step")
         return TrainingResult(canceled=True)
+    # Before the first step (and before a resume loads its checkpoint), the adapter is still as it was initialised.
+    initial_adapter = (save_initial_adapter(trained_model(trainer))
+                       if main_process and initialised_from_the_base(peft_config) else None)
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
 
     history = trainer.state.log_history
@@ -294,17 +320,18 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
             sink.phase("evaluating")
             trainer.evaluate()
     sink.phase("saving")
-    save_trained(trainer, output_dir / ("adapter" if method.peft else "model"))
+    save_trained(trainer, output_dir / ("adapter" if method.peft else "model"), initial_adapter)
+    if initial_adapter is not None:
+        shutil.rmtree(initial_adapter.parent, ignore_errors=True)
     if main_process:
         with (output_dir / "trainer_log.jsonl").open("w", encoding="utf-8") as log_file:
             for entry in history:
                 log_file.write(json.dumps(entry) + "\n")
     # A cancel means "stop now": no sample generation (on a real model it takes minutes).
-    # Under ZeRO-3 each rank holds a shard of the weights: rank 0 alone cannot generate.
-    if main_process and eval_records and not callback.canceled and params.zero_stage < 3:
+    if generates and eval_records and not callback.canceled:
         sink.phase("generating")
         write_samples(trained, tokenizer, eval_records, output_dir / "samples.jsonl",
-                      None if method.peft else load_base_model)
+                      load_base_model)
     generation_summary: RunSummary = {}
     if questions and not callback.canceled:
         sink.phase("generating")
@@ -314,7 +341,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
             trained, tokenizer, questions, generation,
             model_identity=json.dumps({"model": job.model, "digest": job.model_digest, "loading": repr(loading),
                                        "start_from": [[w.kind, str(w.path)] for w in job.start_from]}),
-            cache=BaselineCache(job.baseline_cache_dir), load_base_model=None if method.peft else load_base_model,
+            cache=BaselineCache(job.baseline_cache_dir), load_base_model=load_base_model,
             tuned=answered)
         evaluation.write_predictions(output_dir / "predictions.jsonl")
         generation_summary = evaluation.summary()
@@ -363,24 +390,40 @@ def resolved_training(trainer: "Trainer", objective: ObjectiveSpec) -> dict[str,
 
 
 def preference_summary(history: list[dict[str, Any]]) -> RunSummary:
-    """A preference objective's reward accuracy and margin at its last eval (TRL logs them for DPO and ORPO); nothing
-    for other objectives."""
-    last = next((e for e in reversed(history) if "eval_rewards/accuracies" in e), None)
-    if last is None:
-        return {}
-    summary: RunSummary = {"reward_accuracy": float(last["eval_rewards/accuracies"])}
-    if "eval_rewards/margins" in last:
-        summary["reward_margin"] = float(last["eval_rewards/margins"])
-    return summary
+    """How well the run tells chosen from rejected at its last eval: a preference objective's reward accuracy and
+    margin (TRL logs them for DPO and ORPO as rewards/…, for a reward model as accuracy and margin); nothing for
+    other objectives."""
+    for accuracy_key, margin_key in (("eval_rewards/accuracies", "eval_rewards/margins"),
+                                     ("eval_accuracy", "eval_margin")):
+        last = next((e for e in reversed(history) if accuracy_key in e), None)
+        if last is None:
+            continue
+        summary: RunSummary = {"reward_accuracy": float(last[accuracy_key])}
+        if margin_key in last:
+            summary["reward_margin"] = float(last[margin_key])
+        return summary
+    return {}
 
 
-def save_trained(trainer: "Trainer", folder: Path) -> None:
+def save_trained(trainer: "Trainer", folder: Path, initial_adapter: Path | None = None) -> None:
     """The trained model or adapter in Hugging Face format, written by rank 0. Under DeepSpeed ZeRO-3 each rank holds
-    only a shard of the weights: the trainer gathers them (every rank takes part) and saves on rank 0."""
-    if trainer.is_deepspeed_enabled:
+    only a shard of the weights: the trainer gathers them (every rank takes part) and saves on rank 0. An adapter
+    initialised from the base's weights (PiSSA, never under ZeRO-3) is saved as PEFT converts it with its
+    `initial_adapter`: the plain LoRA of twice the rank that applies to the unchanged base."""
+    if initial_adapter is not None:
+        trained_model(trainer).save_pretrained(str(folder),
+                                               path_initial_model_for_weight_conversion=str(initial_adapter))
+    elif trainer.is_deepspeed_enabled:
         trainer.save_model(str(folder))
     elif is_main_process():
         trained_model(trainer).save_pretrained(str(folder))
+
+
+def save_initial_adapter(model: "TrainedModel") -> Path:
+    """The adapter as initialised, in a folder of its own (removed once the trained adapter is saved)."""
+    folder = Path(tempfile.mkdtemp(prefix="tunelab-initial-adapter-")) / "initial"
+    model.save_pretrained(str(folder))
+    return folder
 
 
 def trained_model(trainer: "Trainer") -> "TrainedModel":

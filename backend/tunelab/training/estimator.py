@@ -1,7 +1,8 @@
 """Memory a run needs before it starts, from exact parameter counts and the terms of the ZeRO and Megatron papers.
 
 Parameter counts come from the model built on the `meta` device from its config, with the method's PEFT config
-applied: the same tensors the engine will train, without reading a weight. Bytes per parameter:
+applied (or freeze tuning's freezing): the same tensors the engine will train, without reading a weight. Bytes per
+parameter:
 
 - frozen base weights in the dtype the method loads them in (the run's precision for PEFT methods: fp32 4 bytes,
   bf16/fp16 2); a 4-bit (NF4) method stores the frozen linear weights of the blocks at half a byte plus its
@@ -14,6 +15,8 @@ Activations are what autograd saves for the backward pass, counted by running th
 the rest is the embeddings, the head and the loss. So they follow the architecture (Llama's SwiGLU MLP, grouped-query
 attention, RMSNorm in fp32) and the method (a frozen linear layer keeps no input for a weight gradient; a full
 fine-tuning's does). With gradient checkpointing each layer keeps its input and one layer is recomputed at a time.
+Freeze tuning's layers are traced as full fine-tuning's, and only those from its first trained layer on count: a
+frozen layer below it is never differentiated.
 Where the forward cannot run on the meta device (4-bit weights), the per-layer count of Korthikanti et al. (2022)
 stands in: s·b·h·(34 + 5·a·s/h) 2-byte elements, the attention scores only where the attention is not fused.
 
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from tunelab.training.libraries import import_libraries
 from tunelab.training.models import find_gguf
 from tunelab.training.params import TrainingParams
-from tunelab.training.registry import MethodSpec, ObjectiveSpec, get_method
+from tunelab.training.registry import MethodSpec, ModelHead, ObjectiveSpec, get_method
 
 if TYPE_CHECKING:
     import torch
@@ -73,6 +76,9 @@ class ModelShape:
     num_heads: int
     vocab_size: int
     stores_attention_scores: bool  # eager attention keeps the a·s² scores for the backward; fused kernels do not
+    # The layers the backward pass goes through, which keep activations for it: all of them, but for freeze tuning
+    # from the first trained layer on (a frozen layer below it needs no gradient).
+    layers_with_gradient: int
 
 
 class MemoryEstimate(TypedDict):
@@ -102,14 +108,41 @@ def read_model_config(model_path: str) -> "PretrainedConfig":
     return AutoConfig.from_pretrained(model_path)
 
 
-def meta_model(model_path: str) -> "PreTrainedModel":
-    """The model of `model_path` built on the meta device from its config: every module and shape, no weight read."""
+def meta_model(model_path: str, head: ModelHead = "causal_lm") -> "PreTrainedModel":
+    """The model of `model_path` built on the meta device from its config: every module and shape, no weight read. A
+    reward model (`head`) has a one-output score head in place of the LM head."""
     import_libraries()
     import torch
-    from transformers import AutoModelForCausalLM
 
     with torch.device("meta"):
-        return AutoModelForCausalLM.from_config(read_model_config(model_path))
+        return _head_class(head).from_config(_head_config(read_model_config(model_path), head))
+
+
+def _head_class(head: ModelHead) -> Any:
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    return AutoModelForCausalLM if head == "causal_lm" else AutoModelForSequenceClassification
+
+
+def _head_config(config: Any, head: ModelHead) -> Any:
+    if head == "causal_lm":
+        return config
+    import copy
+
+    config = copy.deepcopy(config)
+    config.num_labels = 1
+    # The classifier finds each sequence's last token by its padding; the trainer sets the tokenizer's pad id.
+    if config.get_text_config().pad_token_id is None:
+        config.get_text_config().pad_token_id = 0
+    return config
+
+
+def _peft_config(method: MethodSpec, params: TrainingParams, model_path: str, head: ModelHead) -> Any:
+    tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
+    assert method.build_peft_config is not None
+    peft_config = method.build_peft_config(params, tokenizer_dir)
+    peft_config.task_type = "CAUSAL_LM" if head == "causal_lm" else "SEQ_CLS"  # as the engine sets it
+    return peft_config
 
 
 def _shape_params(method: MethodSpec, params: TrainingParams) -> str:
@@ -120,14 +153,16 @@ def _shape_params(method: MethodSpec, params: TrainingParams) -> str:
     return json.dumps(own, sort_keys=True)
 
 
-def model_shape(model_path: str, method: MethodSpec, params: TrainingParams) -> ModelShape:
-    """Exact parameter counts of `model_path` trained with `method`, from a model built on the meta device."""
-    return _model_shape(model_path, method.name, _shape_params(method, params))
+def model_shape(model_path: str, method: MethodSpec, params: TrainingParams, head: ModelHead = "causal_lm",
+                ) -> ModelShape:
+    """Exact parameter counts of `model_path` trained with `method`, from a model built on the meta device (with a
+    reward model's score head for `head` sequence_classification)."""
+    return _model_shape(model_path, method.name, _shape_params(method, params), head)
 
 
 # Building the meta model takes about a second on a real model; a launch form asks again at every keystroke.
 @functools.lru_cache(maxsize=128)
-def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelShape:
+def _model_shape(model_path: str, method_name: str, shape_params: str, head: ModelHead) -> ModelShape:
     import torch
 
     method = get_method(method_name)
@@ -136,13 +171,17 @@ def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelS
     if getattr(params, "prompt_tuning_init", None) == "text":
         # Initialising from a text only sets the soft prompt's values (and needs a tokenizer on disk).
         params = params.model_copy(update={"prompt_tuning_init": "random", "prompt_tuning_init_text": None})
-    model: torch.nn.Module = meta_model(model_path)
+    model: torch.nn.Module = meta_model(model_path, head)
+    text_config = config.get_text_config()
+    layers_with_gradient = int(text_config.num_hidden_layers)
+    if method.prepare_model is not None:
+        method.prepare_model(model, params)  # as the engine does: freeze tuning's frozen layers
+        layers_with_gradient = _layers_with_gradient(model)
     if method.build_peft_config is not None:
         from peft import get_peft_model
 
-        tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
         with torch.device("meta"):
-            model = get_peft_model(model, method.build_peft_config(params, tokenizer_dir))
+            model = get_peft_model(model, _peft_config(method, params, model_path, head))
     frozen_linear_names = {
         f"{name}.weight" for name, module in model.named_modules()
         if isinstance(module, torch.nn.Linear) and not name.endswith(UNQUANTIZED_HEADS)
@@ -156,7 +195,6 @@ def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelS
             frozen_linear += parameter.numel()
         else:
             frozen_other += parameter.numel()
-    text_config = config.get_text_config()
     return ModelShape(
         total_params=trainable + frozen_linear + frozen_other,
         trainable_params=trainable,
@@ -168,7 +206,21 @@ def _model_shape(model_path: str, method_name: str, shape_params: str) -> ModelS
         num_heads=int(text_config.num_attention_heads),
         vocab_size=int(text_config.vocab_size),
         stores_attention_scores=getattr(model.config, "_attn_implementation", None) not in FUSED_ATTENTION,
+        layers_with_gradient=layers_with_gradient,
     )
+
+
+def _layers_with_gradient(model: Any) -> int:
+    """The transformer layers a gradient goes through: from the first that holds a trained weight on, or every one
+    when the input embeddings train or no layer does."""
+    from tunelab.training.model_fit import transformer_layers
+
+    layers = transformer_layers(model)
+    if any(parameter.requires_grad for parameter in model.get_input_embeddings().parameters()):
+        return len(layers)
+    first = next((index for index, layer in enumerate(layers)
+                  if any(parameter.requires_grad for parameter in layer.parameters())), None)
+    return len(layers) if first is None else len(layers) - first
 
 
 @dataclass(frozen=True)
@@ -189,7 +241,7 @@ COMPUTE_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
 def traced_activations(model_path: str, method: MethodSpec, params: TrainingParams, sequence_length: int,
-                       micro_batch: int) -> SavedActivations | None:
+                       micro_batch: int, head: ModelHead = "causal_lm") -> SavedActivations | None:
     """What autograd saves for one micro-batch, from the forward of a one- and a two-layer copy of the model on the
     meta device with the method applied; None where that forward cannot run (4-bit weights, an architecture that
     needs real tensors)."""
@@ -198,12 +250,12 @@ def traced_activations(model_path: str, method: MethodSpec, params: TrainingPara
     # The tokens fed in: a prompt-learning method puts its virtual tokens in front of them itself.
     input_length = params.max_length
     return _traced_activations(model_path, method.name, _shape_params(method, params), params.precision,
-                               input_length, sequence_length, micro_batch)
+                               input_length, sequence_length, micro_batch, head)
 
 
 @functools.lru_cache(maxsize=256)
 def _traced_activations(model_path: str, method_name: str, shape_params: str, precision: str, input_length: int,
-                        sequence_length: int, micro_batch: int) -> SavedActivations | None:
+                        sequence_length: int, micro_batch: int, head: ModelHead) -> SavedActivations | None:
     import torch
 
     method = get_method(method_name)
@@ -212,7 +264,7 @@ def _traced_activations(model_path: str, method_name: str, shape_params: str, pr
         params = params.model_copy(update={"prompt_tuning_init": "random", "prompt_tuning_init_text": None})
     dtype = getattr(torch, COMPUTE_DTYPES[precision])
     try:
-        one, two = (_saved_bytes(model_path, method, params, layers, dtype, input_length, micro_batch)
+        one, two = (_saved_bytes(model_path, method, params, layers, dtype, input_length, micro_batch, head)
                     for layers in (1, 2))
     except Exception:  # noqa: BLE001 - any failure of a forward on meta tensors: the formula stands in
         logger.info("could not trace the activations of %s on the meta device", model_path, exc_info=True)
@@ -223,21 +275,19 @@ def _traced_activations(model_path: str, method_name: str, shape_params: str, pr
 
 
 def _saved_bytes(model_path: str, method: MethodSpec, params: TrainingParams, layers: int, dtype: "torch.dtype",
-                 sequence_length: int, micro_batch: int) -> int:
+                 sequence_length: int, micro_batch: int, head: ModelHead) -> int:
     import copy
 
     import torch
-    from transformers import AutoModelForCausalLM
 
-    config = copy.deepcopy(read_model_config(model_path))
+    config = _head_config(copy.deepcopy(read_model_config(model_path)), head)
     config.get_text_config().num_hidden_layers = layers
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=_fused_attention_name())
+        model = _head_class(head).from_config(config, dtype=dtype, attn_implementation=_fused_attention_name())
         if method.build_peft_config is not None:
             from peft import get_peft_model
 
-            tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
-            model = get_peft_model(model, method.build_peft_config(params, tokenizer_dir))
+            model = get_peft_model(model, _peft_config(method, params, model_path, head))
     model.train()
     parameters = {id(p) for p in model.parameters()}
     saved: dict[int, int] = {}
@@ -252,7 +302,8 @@ def _saved_bytes(model_path: str, method: MethodSpec, params: TrainingParams, la
 
     input_ids = torch.zeros((micro_batch, sequence_length), dtype=torch.long, device="meta")
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        model(input_ids=input_ids, labels=input_ids)
+        # A reward model's loss compares two scores per pair: nothing the size of a sequence, so none is traced.
+        model(input_ids=input_ids, **({"labels": input_ids} if head == "causal_lm" else {}))
     return sum(saved.values())
 
 
@@ -286,7 +337,7 @@ def _fused_attention_name() -> str:
 
 
 def activation_bytes(shape: ModelShape, sequence_length: int, micro_batch: int, precision: str,
-                     gradient_checkpointing: bool) -> int:
+                     gradient_checkpointing: bool, outputs_per_token: int | None = None) -> int:
     """Activations one device keeps for the backward pass of one micro-batch, by the per-layer formula (where the
     forward cannot be traced)."""
     s, b, h, a = sequence_length, micro_batch, shape.hidden_size, shape.num_heads
@@ -295,11 +346,11 @@ def activation_bytes(shape: ModelShape, sequence_length: int, micro_batch: int, 
     full_layer = s * b * h * (34 + attention_scores) * scale
     # fp32 logits are their own fp32 copy; half-precision ones are copied to fp32 for the loss.
     logit_bytes = FP32_BYTES * 3 if precision == "fp32" else 2 + FP32_BYTES * 3
-    logits = s * b * shape.vocab_size * logit_bytes
+    logits = s * b * (shape.vocab_size if outputs_per_token is None else outputs_per_token) * logit_bytes
     if gradient_checkpointing:
-        kept = shape.num_layers * 2 * s * b * h * scale + full_layer
+        kept = shape.layers_with_gradient * 2 * s * b * h * scale + full_layer
     else:
-        kept = shape.num_layers * full_layer
+        kept = shape.layers_with_gradient * full_layer
     return int(kept + logits)
 
 
@@ -307,7 +358,10 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
                     objective: ObjectiveSpec | None = None) -> MemoryEstimate:
     """Weights, gradients, optimizer states and activations of a run, and its total per device for each ZeRO stage.
     The objective (SFT when None) says how many sequences an example runs and whether a reference model is kept."""
-    shape = model_shape(model_path, method, params)
+    head = objective.model_head if objective is not None else "causal_lm"
+    shape = model_shape(model_path, method, params, head)
+    # A causal LM's head gives a logit per vocabulary entry for each token; a reward model's, one score.
+    outputs_per_token = shape.vocab_size if head == "causal_lm" else 1
     precision = params.precision
     loading = method.model_loading(method, params)
     frozen_bytes = DTYPE_BYTES[loading.dtype]
@@ -322,17 +376,19 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
     # Prompt-learning methods put their virtual tokens in front of every sequence.
     sequence_length = params.max_length + int(getattr(params, "num_virtual_tokens", 0) or 0)
     micro_batch = params.per_device_train_batch_size * (objective.sequences_per_example if objective else 1)
-    traced = traced_activations(model_path, method, params, sequence_length, micro_batch)
+    traced = traced_activations(model_path, method, params, sequence_length, micro_batch, head)
     if traced is not None:
-        with_checkpointing = traced.total(shape.num_layers, True)
-        without_checkpointing = traced.total(shape.num_layers, False)
+        # Traced with every layer trained (freeze tuning's trained layers keep what full fine-tuning's do).
+        with_checkpointing = traced.total(shape.layers_with_gradient, True)
+        without_checkpointing = traced.total(shape.layers_with_gradient, False)
     else:
-        with_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, True)
-        without_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, False)
+        with_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, True, outputs_per_token)
+        without_checkpointing = activation_bytes(shape, sequence_length, micro_batch, precision, False,
+                                                 outputs_per_token)
     activations = with_checkpointing if params.gradient_checkpointing else without_checkpointing
     # The loss's backward holds the logits' fp32 gradient beside their saved log-probabilities (the formula's logits
     # term counts those copies already).
-    temporaries = 2 * sequence_length * micro_batch * shape.vocab_size * FP32_BYTES if traced is not None else 0
+    temporaries = 2 * sequence_length * micro_batch * outputs_per_token * FP32_BYTES if traced is not None else 0
     per_device = {
         stage: sharded_total(weights + reference_weights, gradients, optimizer_states, activations + temporaries,
                              stage, num_processes)

@@ -4,7 +4,7 @@ engine converts rows of these shapes into what TRL's trainers take."""
 import enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class DatasetFormat(enum.StrEnum):
@@ -12,6 +12,8 @@ class DatasetFormat(enum.StrEnum):
     instruction = "instruction"
     chat = "chat"
     preference = "preference"
+    feedback = "feedback"
+    prompt = "prompt"
 
 
 class _Row(BaseModel):
@@ -45,21 +47,52 @@ class PreferenceRow(_Row):
     rejected: str = Field(min_length=1)
 
 
-Row = TextRow | InstructionRow | ChatRow | PreferenceRow
+class FeedbackRow(_Row):
+    """One answer rated on its own (thumbs up or down), for KTO: `label` is true when the completion is desirable."""
+
+    prompt: str = Field(min_length=1)
+    completion: str = Field(min_length=1)
+    label: bool = Field(strict=True)  # a JSON true or false: "yes" or 1 is refused, not read as a rating
+
+
+class PromptRow(_Row):
+    """A prompt for online RL (GRPO, RLOO): the model writes the answers itself; `answer`, when given, is what the
+    verifiable rewards (exact or numeric match) check a completion against."""
+
+    prompt: str = Field(min_length=1)
+    answer: str | None = None
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _number_as_text(cls, value: Any) -> Any:
+        # {"answer": 42} is as good as {"answer": "42"}; anything else but text is refused in one message.
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        if value is not None and not isinstance(value, str):
+            raise ValueError("should be text or a number")
+        return value
+
+
+Row = TextRow | InstructionRow | ChatRow | PreferenceRow | FeedbackRow | PromptRow
 
 ROW_MODELS: dict[DatasetFormat, type[Row]] = {
     DatasetFormat.text: TextRow,
     DatasetFormat.instruction: InstructionRow,
     DatasetFormat.chat: ChatRow,
     DatasetFormat.preference: PreferenceRow,
+    DatasetFormat.feedback: FeedbackRow,
+    DatasetFormat.prompt: PromptRow,
 }
 
 # Which columns identify a format, checked in this order (preference before instruction: both have a prompt-like key).
 SIGNATURE_KEYS: list[tuple[DatasetFormat, frozenset[str]]] = [
     (DatasetFormat.preference, frozenset({"prompt", "chosen", "rejected"})),
+    (DatasetFormat.feedback, frozenset({"prompt", "completion", "label"})),
     (DatasetFormat.chat, frozenset({"messages"})),
     (DatasetFormat.instruction, frozenset({"instruction", "output"})),
     (DatasetFormat.text, frozenset({"text"})),
+    # Last: any format with a prompt and more is one of the above.
+    (DatasetFormat.prompt, frozenset({"prompt"})),
 ]
 
 

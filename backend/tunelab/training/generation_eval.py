@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from tunelab.training.adapters import initialised_from_the_base
 from tunelab.training.registry import Record
 from tunelab.training.sink import RunSummary
 
@@ -67,8 +68,13 @@ def decode(tokenizer: "PreTrainedTokenizerBase", token_ids: "list[int] | torch.T
 def sample_prompt(record: Record, tokenizer: "PreTrainedTokenizerBase") -> tuple[str, str]:
     """(prompt text as the model sees it, expected continuation) for one record an objective's trainer takes."""
     if "prompt" in record:
-        # A prompt/completion record, or a preference pair, whose chosen answer is the one expected.
+        # A prompt/completion record, a preference pair, whose chosen answer is the one expected, or an online RL
+        # prompt with its answer (none: nothing is expected).
         prompt = generation_prompt(tokenizer, record["prompt"])
+        if "answer" in record:
+            return prompt, record["answer"] or ""
+        if record.get("label") is False:  # a rated answer (KTO) is expected only when it was rated desirable
+            return prompt, ""
         return prompt, record["completion" if "completion" in record else "chosen"][0]["content"]
     if "messages" in record:
         messages = record["messages"]
@@ -114,17 +120,20 @@ def greedy_completion(model: "TrainedModel", tokenizer: "PreTrainedTokenizerBase
 def base_model_of(model: "TrainedModel", load_base_model: "Callable[[], CausalLM] | None",
                   budget: GenerationBudget) -> Iterator["TrainedModel | None"]:
     """The base model to generate with beside the trained one: a PEFT model with its adapter switched off (a prompt-
-    learning method's virtual tokens live beside the unchanged base), a full fine-tuning's base loaded again (None
-    without a loader, or with no time left to load it)."""
+    learning method's virtual tokens live beside the unchanged base); else the base loaded again, for full and freeze
+    tuning and for an adapter that took its start out of the base (PiSSA) (None without a loader, or with no time
+    left to load it)."""
     from peft import PeftModel
 
     if isinstance(model, PeftModel):
-        if model.peft_config[model.active_adapter].is_prompt_learning:
+        adapter = model.peft_config[model.active_adapter]
+        if adapter.is_prompt_learning:
             yield cast("TrainedModel", model.get_base_model())
             return
-        with model.disable_adapter():
-            yield model
-        return
+        if not initialised_from_the_base(adapter):
+            with model.disable_adapter():
+                yield model
+            return
     if load_base_model is None or budget.left() <= 0:
         yield None
         return

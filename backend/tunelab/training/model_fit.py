@@ -1,12 +1,18 @@
 """Whether a method's params fit a model, read from the model built on the meta device (no weight is read): the
-target modules it names must be layers of the model, and a sequence must fit the model's context."""
+target modules it names must be layers of the model, the layers freeze tuning trains must be in it, and a sequence
+must fit the model's context."""
 
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tunelab.training.estimator import meta_model, read_model_config
 from tunelab.training.libraries import import_libraries
+
+if TYPE_CHECKING:
+    from torch import nn
+    from transformers import PreTrainedModel
 
 ALL_LINEAR = "all-linear"  # PEFT's shorthand for every linear layer but the output head: fits any model
 
@@ -50,3 +56,26 @@ def context_length(model_path: str) -> int | None:
     """The longest sequence the model's positions cover (max_position_embeddings); None when its config has none."""
     value = getattr(read_model_config(model_path).get_text_config(), "max_position_embeddings", None)
     return int(value) if isinstance(value, int) else None
+
+
+def transformer_layers(model: "PreTrainedModel") -> "nn.ModuleList":
+    """The model's stack of transformer blocks: its decoder's `layers` (Llama, Mistral, Qwen …), else the first module
+    list as long as its config's num_hidden_layers (GPT-2's `h` …). A ValueError if it has neither."""
+    import torch
+
+    decoder = model.get_decoder()
+    layers = getattr(decoder, "layers", None)
+    if isinstance(layers, torch.nn.ModuleList):
+        return layers
+    count = getattr(model.config.get_text_config(), "num_hidden_layers", None)
+    for module in model.modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == count:
+            return module
+    raise ValueError(f"cannot find the transformer layers of {type(model).__name__}: no module list of its "
+                     f"{count} layers")
+
+
+@functools.lru_cache(maxsize=32)
+def layer_count(model_path: str) -> int:
+    """How many transformer layers the model has, counted as freeze tuning counts them."""
+    return len(transformer_layers(meta_model(model_path)))

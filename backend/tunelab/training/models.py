@@ -4,9 +4,9 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from tunelab.training.registry import ModelLoading
+from tunelab.training.registry import ModelHead, ModelLoading
 from tunelab.training.sink import StartingWeights
 
 if TYPE_CHECKING:
@@ -171,12 +171,23 @@ def load_tokenizer(model_ref: str) -> "PreTrainedTokenizerBase":
     return AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name, local_files_only=True)
 
 
-def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None,
+def _model_class(head: ModelHead) -> "Any":
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    return AutoModelForCausalLM if head == "causal_lm" else AutoModelForSequenceClassification
+
+
+def _head_arguments(head: ModelHead) -> dict[str, int]:
+    # A reward model has one output, the sequence's score; its head is new, drawn from the seed set before loading.
+    return {} if head == "causal_lm" else {"num_labels": 1}
+
+
+def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None, head: ModelHead = "causal_lm",
                              ) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
     """(model as `loading` asks, float32 by default; tokenizer with a training chat template) for a directory, GGUF
-    file or hub id."""
+    file or hub id; a sequence classifier with one output (a reward model) on that base when `head` asks for it."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     from tunelab.training.base_models import ensure_hf_base
 
@@ -186,34 +197,40 @@ def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None
     tokenizer = AutoTokenizer.from_pretrained(source)
     loading = loading or ModelLoading()
     dtype = getattr(torch, loading.dtype)
-    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype,
-                                                 quantization_config=quantization_config(loading, dtype))
+    model = _model_class(head).from_pretrained(source, dtype=dtype, **_head_arguments(head),
+                                               quantization_config=quantization_config(loading, dtype))
     ensure_training_chat_template(tokenizer)
     return model, tokenizer
 
 
 def load_starting_model(model_ref: str, start_from: Sequence[StartingWeights] = (),
                         tokenizer_dir: Path | None = None, loading: ModelLoading | None = None,
-                        ) -> "tuple[CausalLM, PreTrainedTokenizerBase]":
+                        head: ModelHead = "causal_lm") -> "tuple[CausalLM, PreTrainedTokenizerBase]":
     """The model a run starts from: the base (as load_model_and_tokenizer loads it) with other runs' weights applied
     in order — an adapter merged into the weights (PEFT's merge_and_unload: the next method trains on top of the
     result, and a PEFT objective's reference, the model with its own adapter disabled, is this model), a full model
-    loaded in their place — and the tokenizer the last of those runs trained with."""
+    loaded in their place — and the tokenizer the last of those runs trained with. A reward model (`head`) starts
+    from the same weights with a new score head in place of the LM head: an SFT adapter's layers merge into it."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
-    model, tokenizer = load_model_and_tokenizer(model_ref, loading)
+    model, tokenizer = load_model_and_tokenizer(model_ref, loading, head)
     loading = loading or ModelLoading()
     dtype = getattr(torch, loading.dtype)
     for weights in start_from:
         if weights.kind == "model":
             del model
-            model = AutoModelForCausalLM.from_pretrained(str(weights.path), dtype=dtype,
-                                                         quantization_config=quantization_config(loading, dtype))
+            model = _model_class(head).from_pretrained(str(weights.path), dtype=dtype, **_head_arguments(head),
+                                                       quantization_config=quantization_config(loading, dtype))
         else:
-            from peft import PeftModel
+            from peft import PeftConfig, PeftModel
 
-            model = PeftModel.from_pretrained(model, str(weights.path)).merge_and_unload()
+            adapter_config = PeftConfig.from_pretrained(str(weights.path))
+            if head != "causal_lm" and adapter_config.task_type == "CAUSAL_LM":
+                # A causal LM's adapter (an SFT run's) merges into a reward model's layers: PEFT's causal-LM wrapper
+                # would ask the classifier for generation methods it does not have.
+                adapter_config.task_type = None
+            model = PeftModel.from_pretrained(model, str(weights.path), config=adapter_config).merge_and_unload()
     if tokenizer_dir is not None:
         tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
         ensure_training_chat_template(tokenizer)

@@ -11,12 +11,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from tunelab.training.params import TrainingParams
 
 if TYPE_CHECKING:
     from peft import PeftConfig
+    from torch.optim import Optimizer
     from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
     from tunelab.training.truncation import RowLengths
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 # A JSON object: a row of a dataset file, or a record a trainer takes.
 Record = dict[str, Any]
 Quantization = Literal["nf4"]
+# What a run's model computes: next-token logits (it generates), or one score per sequence (a reward model).
+ModelHead = Literal["causal_lm", "sequence_classification"]
 
 
 class ObjectiveParams(BaseModel):
@@ -57,6 +60,9 @@ class TrainerInputs:
     # Loads another copy of the base model, frozen, as load_model did: the reference of a preference objective when
     # the method trains the weights themselves (with PEFT the reference is the base with the adapter disabled).
     load_base_model: Callable[[], Any]
+    # Loads the reward model the run names (a reward run's, frozen, for scoring), with its tokenizer; None when the
+    # run names none.
+    load_reward_model: "Callable[[], tuple[Any, PreTrainedTokenizerBase]] | None" = None
 
 
 def default_model_loading(method: "MethodSpec", params: TrainingParams) -> ModelLoading:
@@ -89,8 +95,23 @@ class MethodSpec:
     # The bundled tiny model's demo values for it: the tiny model is random and learns its tasks in 60 steps only at
     # learning rates far above a real model's, from the first step. Every method declares them (a test checks).
     tiny_model_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # (loaded model, validated params) -> None: changes the model in place before the trainer is built (freeze tuning
+    # freezes all but the layers it trains). The estimator applies it to the model on the meta device too.
+    prepare_model: Callable[[Any, Any], None] | None = None
+    # (built trainer, validated params) -> the optimizer to train with in place of the trainer's own, or None to keep
+    # the trainer's (LoRA+ gives the B matrices a higher learning rate).
+    build_optimizer: "Callable[[Trainer, Any], Optimizer | None] | None" = None
+    # (validated params, objective) -> None, or a ValueError saying why the objective cannot train with these params
+    # (PiSSA changes the base, so the base is not the adapter disabled): checked wherever the run's params are.
+    check_objective: "Callable[[Any, ObjectiveSpec], None] | None" = None
+    # Prepends virtual tokens to the input, so the model's logits are longer than its tokens (prompt tuning, P-tuning;
+    # prefix tuning adds them to the attention instead): it trains only objectives whose trainer lines them up.
+    prepends_virtual_tokens: bool = False
 
     def supports(self, objective: str) -> bool:
+        spec = _objectives.get(objective)
+        if self.prepends_virtual_tokens and spec is not None and not spec.aligns_virtual_tokens:
+            return False
         return self.objectives is None or objective in self.objectives
 
 
@@ -133,6 +154,25 @@ class ObjectiveSpec:
     # The objective usually trained next on this one's weights (SFT after continued pretraining, DPO after SFT): what
     # a run started from a run of this objective defaults to. A registered objective's name, or None.
     next_stage: str | None = None
+    # The model the objective trains: a causal LM (it generates: samples, generation eval, the playground) or a
+    # sequence classifier with one output, the score of a whole sequence (a reward model). PEFT adapters take the
+    # matching task type, so a LoRA reward model trains its score head beside the adapter.
+    model_head: ModelHead = "causal_lm"
+    # The param that names a reward run whose model scores the run's completions (online RL): the launch checks that
+    # run (this project's, a succeeded reward model) and the worker loads its weights; None: no such param.
+    reward_run_param: str | None = None
+    # Its trainer lines its labels up with logits that prompt tuning or P-tuning lengthened by their virtual tokens
+    # (TRL's SFT, DPO and KTO trainers do; the experimental CPO and ORPO trainers fail on the shapes): those methods
+    # do not train an objective that does not (MethodSpec.prepends_virtual_tokens).
+    aligns_virtual_tokens: bool = True
+
+    @property
+    def generates(self) -> bool:
+        return self.model_head == "causal_lm"
+
+    @property
+    def peft_task_type(self) -> str:
+        return "CAUSAL_LM" if self.model_head == "causal_lm" else "SEQ_CLS"
 
 
 _methods: dict[str, MethodSpec] = {}
@@ -201,8 +241,16 @@ def params_model(objective: str, method: str) -> type[TrainingParams]:
         changed.default = default
         overrides[name] = (info.annotation, changed)
     bases: tuple[type[BaseModel], ...] = (base, objective_spec.params_model)
+    validators: dict[str, Any] = {}
+    check_objective = method_spec.check_objective
+    if check_objective is not None:
+        def fits_the_objective(params: TrainingParams) -> TrainingParams:
+            check_objective(params, objective_spec)
+            return params
+
+        validators["_fits_the_objective"] = model_validator(mode="after")(fits_the_objective)
     combined = create_model(f"{objective_spec.name.title()}{base.__name__}", __base__=bases,
-                            __module__=base.__module__, **overrides)
+                            __module__=base.__module__, __validators__=validators, **overrides)
     return cast(type[TrainingParams], combined)  # its first base is the method's TrainingParams
 
 

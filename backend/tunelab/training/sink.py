@@ -96,6 +96,17 @@ class StartingWeights:
     source: str = ""  # the run, as its config.json names it ("run 12 · sft-lora"): never a server path
 
 
+@dataclass(frozen=True)
+class ScoringModel:
+    """A reward run's model, which scores an online RL run's completions: its base with the reward run's weights (and
+    those it started from) applied, and the tokenizer it trained with."""
+
+    base: str  # the reward run's base model (directory, GGUF file or hub id reachable by this worker)
+    weights: tuple[StartingWeights, ...]
+    tokenizer_dir: Path
+    source: str  # the reward run, as config.json names it ("run 14 · reward-lora")
+
+
 @dataclass
 class TrainingJob:
     """Everything the engine needs, resolved by the caller: no database ids, only paths and values."""
@@ -104,7 +115,7 @@ class TrainingJob:
     method: str  # registry name of the method, e.g. "lora"
     model: str  # local directory, GGUF file, or Hugging Face id reachable by this worker
     dataset_path: Path  # JSONL file
-    dataset_format: str  # "text" | "instruction" | "chat" | "preference"
+    dataset_format: str  # a DatasetFormat value: "text", "instruction", "chat", "preference", "feedback" …
     params: dict[str, Any]  # the method's validated config, every field present
     output_dir: Path  # the run's artifact folder; created by the caller
     # Continue from the newest complete checkpoint in output_dir/checkpoints (a lost worker, a user's resume); with
@@ -129,6 +140,8 @@ class TrainingJob:
     # top of `model`, and the tokenizer the last of them trained with (its chat template). Empty: the base itself.
     start_from: tuple[StartingWeights, ...] = ()
     start_tokenizer_dir: Path | None = None
+    # The reward model an online RL objective (GRPO, RLOO) scores completions with, when the run names a reward run.
+    reward_model: ScoringModel | None = None
 
 
 @dataclass

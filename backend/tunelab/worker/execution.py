@@ -11,7 +11,7 @@ import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Dataset, Run, RunStatus
@@ -23,7 +23,7 @@ from tunelab.services.metrics import MetricPoint, ingest_points
 from tunelab.services.runs import artifacts, lifecycle
 from tunelab.services.runs.runs import RunConfig, training_config
 from tunelab.training.distributed import is_main_process, process_count, process_rank
-from tunelab.training.sink import RunPhase, RunSummary, SilentSink, StartingWeights, TrainingJob
+from tunelab.training.sink import RunPhase, RunSummary, ScoringModel, SilentSink, StartingWeights, TrainingJob
 from tunelab.training.write_failures import disk_full_reason, is_disk_full, remove_incomplete_checkpoints
 
 log = logging.getLogger(__name__)
@@ -282,12 +282,28 @@ def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: i
         split_seed=config["dataset"].get("split_seed"), system_metrics_interval_s=settings.system_metrics_interval_s,
         model_name=config["model"], dataset_name=config["dataset"]["name"],
         baseline_cache_dir=settings.data_dir / "baselines", model_digest=model_digest,
-        start_from=tuple(StartingWeights(kind=weights["kind"], path=artifacts.run_dir(settings, weights["run_id"])
-                                         / weights["kind"], source=f"run {weights['run_id']} · {weights['name']}")
-                         for weights in start_from),
+        start_from=_starting_weights(settings, start_from),
         # The tokenizer of the run it starts from (its chat template): the last one's, which every one before passed on.
         start_tokenizer_dir=artifacts.run_dir(settings, start_from[-1]["run_id"]) / "tokenizer" if start_from else None,
+        reward_model=_scoring_model(settings, config["reward_model"]) if "reward_model" in config else None,
     )
+
+
+def _starting_weights(settings: Settings, weights: list[dict[str, Any]]) -> tuple[StartingWeights, ...]:
+    return tuple(StartingWeights(kind=w["kind"], path=artifacts.run_dir(settings, w["run_id"]) / w["kind"],
+                                 source=f"run {w['run_id']} · {w['name']}") for w in weights)
+
+
+def _scoring_model(settings: Settings, reward: dict[str, Any]) -> ScoringModel:
+    """The reward run's model as this worker loads it: its base (from that run's config) with its weights applied."""
+    with session_scope() as session:
+        run = session.get(Run, reward["run_id"])
+        if run is None:
+            raise FileNotFoundError(f"the reward run {reward['run_id']} ({reward['name']}) was deleted")
+        base = training_config(run)["model_path"]
+    return ScoringModel(base=base, weights=_starting_weights(settings, reward["weights"]),
+                        tokenizer_dir=artifacts.run_dir(settings, reward["run_id"]) / "tokenizer",
+                        source=f"run {reward['run_id']} · {reward['name']}")
 
 
 def _dataset_file(settings: Settings, run_id: int) -> Path:

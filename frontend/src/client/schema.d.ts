@@ -1486,7 +1486,7 @@ export interface components {
          * DatasetFormat
          * @enum {string}
          */
-        DatasetFormat: "text" | "instruction" | "chat" | "preference";
+        DatasetFormat: "text" | "instruction" | "chat" | "preference" | "feedback" | "prompt";
         /** DatasetPreviewPublic */
         DatasetPreviewPublic: {
             char_stats: components["schemas"]["LengthStats"] | null;
@@ -2395,12 +2395,17 @@ export interface components {
         };
         /**
          * RenderedRow
-         * @description One row as the model sees it. Instruction and preference rows have a prompt and a completion (preference
-         *     also the rejected completion); text rows and templated chat rows are one text.
+         * @description One row as the model sees it. Instruction, preference and feedback rows have a prompt and a completion
+         *     (preference also the rejected completion, feedback its label); text rows and templated chat rows are one text.
          */
         RenderedRow: {
             /** Completion */
             completion?: string | null;
+            /**
+             * Label
+             * @description Feedback rows: whether the completion is desirable (thumbs up)
+             */
+            label?: boolean | null;
             /**
              * Line
              * @description 1-based line number in the stored JSONL: the uploaded file's line for a JSONL upload, the row's number for a CSV one

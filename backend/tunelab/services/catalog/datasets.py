@@ -47,13 +47,17 @@ from tunelab.training.formats import (
     SIGNATURE_KEYS,
     ChatRow,
     DatasetFormat,
+    FeedbackRow,
     InstructionRow,
     PreferenceRow,
+    PromptRow,
     Row,
     TextRow,
     detect_format,
 )
 from tunelab.training.models import load_tokenizer
+from tunelab.training.objectives import online_rl
+from tunelab.training.objectives.kto import feedback_records
 from tunelab.training.objectives.preference import preference_records
 from tunelab.training.objectives.sft import convert_rows as sft_records
 from tunelab.training.objectives.sft import instruction_prompt
@@ -71,6 +75,7 @@ log = logging.getLogger(__name__)
 
 MAX_REPORTED_ERRORS = 50
 CSV_SUFFIX = ".csv"
+CSV_BOOLEANS = {"true": True, "false": False}
 TOKENIZE_BATCH_ROWS = 1000
 _UTF8_BOM = b"\xef\xbb\xbf"
 # Files written in the session's open transaction; removed again if it does not commit (see the listeners below).
@@ -211,6 +216,9 @@ def _csv_row(line_number: int, header: list[str], cells: list[str], result: Vali
             result.add_error(line_number, "messages",
                              f"the cell must hold the messages as JSON: {exc.msg} (character {exc.pos + 1})")
             return None
+    if {"completion", "label"} <= row.keys() and row["label"].strip().lower() in CSV_BOOLEANS:
+        # A feedback row's rating: a cell holds text, and the row model takes only a real true or false.
+        row["label"] = CSV_BOOLEANS[row["label"].strip().lower()]
     return row
 
 
@@ -284,6 +292,10 @@ def _character_length(row: Row) -> int:
             return sum(len(message.content) for message in row.messages)
         case PreferenceRow():
             return len(row.prompt) + max(len(row.chosen), len(row.rejected))
+        case FeedbackRow():
+            return len(row.prompt) + len(row.completion)
+        case PromptRow():
+            return len(row.prompt)
 
 
 def length_stats(lengths: Sequence[int], max_length: int | None = None) -> LengthStats:
@@ -600,6 +612,11 @@ def _render(line_number: int, row: Row, tokenizer: "PreTrainedTokenizerBase | No
             return RenderedRow(line=line_number, raw=raw, text=text)
         case PreferenceRow():
             return RenderedRow(line=line_number, raw=raw, prompt=row.prompt, completion=row.chosen, rejected=row.rejected)
+        case FeedbackRow():
+            return RenderedRow(line=line_number, raw=raw, prompt=row.prompt, completion=row.completion, label=row.label)
+        case PromptRow():
+            answer = None if row.answer is None else str(row.answer)
+            return RenderedRow(line=line_number, raw=raw, prompt=row.prompt, completion=answer)
 
 
 def _instruction_prompt_and_completion(row: InstructionRow,
@@ -643,6 +660,10 @@ def _token_lengths(path: Path, fmt: DatasetFormat, model_path: Path) -> array:
         if fmt == DatasetFormat.preference:
             for pair in preference_sequence_lengths(preference_records(dumped), tokenizer):
                 lengths.extend(pair)
+        elif fmt == DatasetFormat.feedback:  # prompt + completion, as KTO's trainer tokenizes it
+            lengths.extend(sft_sequence_lengths(feedback_records(dumped), tokenizer))
+        elif fmt == DatasetFormat.prompt:  # the prompt as the model continues it; online RL writes the rest
+            lengths.extend(online_rl.prompt_lengths(online_rl.prompt_records(dumped, fmt, "preview"), tokenizer))
         else:
             lengths.extend(sft_sequence_lengths(sft_records(dumped, fmt), tokenizer))
     return lengths

@@ -44,6 +44,7 @@ from tunelab.services.accounts.principal import Principal
 from tunelab.services.catalog.datasets import dataset_file
 from tunelab.services.live.live_hub import sse
 from tunelab.services.runs import artifacts
+from tunelab.training import registry
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.generation import ModelSource, run_output
 from tunelab.training.objectives.sft import instruction_prompt
@@ -183,6 +184,9 @@ def _source(settings: Settings, run: Run) -> ModelSource:
     if run.status != RunStatus.succeeded:
         raise _error("RUN_NOT_SUCCEEDED", f"run_ids: run {run.id} ({run.name}) is {run.status.value}; the playground "
                      "takes succeeded runs", field="run_ids", run_id=run.id, status=run.status.value)
+    if not run.external and not registry.get_objective(run.objective).generates:
+        raise _error("VALIDATION_ERROR", f"run_ids: run {run.id} ({run.name}) is a {run.objective} model: it scores "
+                     "text and does not generate; pick a run that generates", field="run_ids", run_id=run.id)
     start_from = tuple((weights["kind"], str(artifacts.run_dir(settings, weights["run_id"]) / weights["kind"]))
                        for weights in run.config.get("start_from", []))
     source = None if run.external else run_output(artifacts.run_dir(settings, run.id), _base_of(run), start_from)
@@ -199,7 +203,7 @@ def _trains_on_chats(run: Run) -> bool:
 def dataset_row_prompt(session: Session, settings: Settings, principal: Principal,
                        wanted: DatasetRowPrompt) -> tuple[Prompt, str]:
     """(prompt, expected answer) of one dataset row, split as the trainer splits it: an instruction's user turn, a
-    chat up to its last answer, a preference pair's prompt; a text's first half of words."""
+    chat up to its last answer, a preference pair's or a rated answer's prompt; a text's first half of words."""
     dataset = access.dataset(session, principal, wanted.dataset_id)
     with dataset_file(settings, dataset).open(encoding="utf-8") as lines:
         rows = (line for line in lines if line.strip())
@@ -219,6 +223,10 @@ def dataset_row_prompt(session: Session, settings: Settings, principal: Principa
             return [{"role": m["role"], "content": m["content"]} for m in messages[:last]], expected
         case DatasetFormat.preference:
             return [{"role": "user", "content": row["prompt"]}], row["chosen"]
+        case DatasetFormat.feedback:  # a disliked completion is not the answer expected
+            return [{"role": "user", "content": row["prompt"]}], row["completion"] if row["label"] else ""
+        case DatasetFormat.prompt:  # online RL's prompts; the answer, when the row has one, is the one expected
+            return [{"role": "user", "content": row["prompt"]}], "" if row.get("answer") is None else str(row["answer"])
         case _:
             words = row["text"].split(" ")
             half = max(1, len(words) // 2)

@@ -181,10 +181,11 @@ def _merge_in_own_process(settings: Settings, folder: Path, config: dict[str, An
                 for weights in config.get("start_from", [])]
     if starting:
         starting.insert(0, f"--base={config['model_path']}")
+    head = registry.get_objective(config["objective"]).model_head
     with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
         merge = subprocess.run(
             [sys.executable, "-m", "tunelab.training.merge", str(folder / "adapter"), str(folder / "tokenizer"),
-             str(folder / MERGED_DIR), *starting],
+             str(folder / MERGED_DIR), *starting, f"--head={head}"],
             stdin=subprocess.DEVNULL, stdout=run_log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
             check=False)
     return merge.returncode

@@ -75,6 +75,9 @@ class RunConfig(TypedDict):
     # order ({run_id, kind: adapter | model, name}); the worker finds each in its run's artifact folder.
     base_run: NotRequired[dict[str, Any]]
     start_from: NotRequired[list[dict[str, Any]]]
+    # The reward run whose model scores an online RL run's completions ({run_id, name, weights: the weights applied on
+    # its base in order, as start_from}); the worker reads its base from that run.
+    reward_model: NotRequired[dict[str, Any]]
 
 
 def training_config(run: Run) -> RunConfig:
@@ -165,9 +168,11 @@ def resolve_training_choice(objective_name: str, method_name: str, raw_params: d
 
 def check_params_fit_model(choice: TrainingChoice, model_path: Path) -> None:
     """Refuse at launch what the run would fail on once a worker loads the model: target modules the model does not
-    have, and a max_length beyond its context. Read from the model built on the meta device, so no weight is read."""
+    have, more layers to train than it has, and a max_length beyond its context. Read from the model built on the meta
+    device, so no weight is read."""
     try:
         _check_target_modules(choice.params, str(model_path))
+        _check_trainable_layers(choice.params, str(model_path))
         _check_context_length(choice.params, str(model_path))
     except (OSError, ValueError) as exc:  # a config transformers cannot read, or an architecture it cannot build
         raise AppError("VALIDATION_ERROR", f"model: cannot read the model's config to check the params: {exc}",
@@ -185,6 +190,17 @@ def _check_target_modules(params: dict[str, Any], model_path: str) -> None:
                    f"{layers} (or use {model_fit.ALL_LINEAR!r})")
         raise AppError("VALIDATION_ERROR", f"params.target_modules: {message}",
                        [{"field": "params.target_modules", "message": message, "unknown": unknown}])
+
+
+def _check_trainable_layers(params: dict[str, Any], model_path: str) -> None:
+    trainable_layers = params.get("trainable_layers")
+    if trainable_layers is None:
+        return
+    layers = model_fit.layer_count(model_path)
+    if trainable_layers > layers:
+        message = f"the model has {layers} transformer layers: train at most {layers}"
+        raise AppError("VALIDATION_ERROR", f"params.trainable_layers: {message}",
+                       [{"field": "params.trainable_layers", "message": message, "layers": layers}])
 
 
 def _check_context_length(params: dict[str, Any], model_path: str) -> None:
@@ -213,6 +229,8 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
     choice = resolve_training_choice(body.objective, body.method, body.params, queue,
                                      model_param_defaults(settings, model, body.method))
     objective, method, params = choice.objective, choice.method, choice.params
+    if parent is not None:
+        check_head_continues(parent, objective)
     model_path = resolve_model_path(settings, model)
     check_params_fit_model(choice, model_path)
     if body.dataset is None:
@@ -240,7 +258,32 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
         config["base_run"] = {"id": parent.id, "name": parent.name, "objective": parent.objective,
                               "method": parent.method}
         config["start_from"] = start_from_of(parent)
+    reward_run_id = params.get(objective.reward_run_param) if objective.reward_run_param else None
+    if reward_run_id is not None:
+        assert objective.reward_run_param is not None
+        scorer = reward_run_of(session, settings, reward_run_id, objective.reward_run_param, project_id)
+        config["reward_model"] = {"run_id": scorer.id, "name": scorer.name, "weights": start_from_of(scorer)}
     return config
+
+
+def reward_run_of(session: Session, settings: Settings, run_id: int, field: str, project_id: int) -> Run:
+    """The reward run an online RL launch names in `field`, checked: in the project, succeeded, a model that scores,
+    with its weights still there."""
+    name = f"params.{field}"
+    run = session.get(Run, run_id)
+    if run is None or run.project_id != project_id:
+        raise AppError("RUN_NOT_FOUND", f"{name}: run {run_id} does not exist in this project", {"field": name})
+    described = f"run {run.id} ({run.name})"
+    if run.external or registry.get_objective(run.objective).generates:
+        raise AppError("VALIDATION_ERROR", f"{name}: {described} is a {run.objective} run, not a reward model; name "
+                       "a succeeded run of the reward objective", [{"field": name, "message": "not a reward model"}])
+    if run.status != RunStatus.succeeded:
+        raise AppError("VALIDATION_ERROR", f"{name}: {described} is {run.status.value}; only a succeeded reward "
+                       "model can score", [{"field": name, "message": run.status.value}])
+    if not (run_dir(settings, run.id) / _weights_kind(run)).is_dir():
+        raise AppError("VALIDATION_ERROR", f"{name}: {described} has no {_weights_kind(run)}/ folder left to score "
+                       "with", [{"field": name, "message": "weights missing"}])
+    return run
 
 
 def base_run_of(session: Session, settings: Settings, body: RunCreate, project_id: int) -> Run:
@@ -271,6 +314,18 @@ def base_run_of(session: Session, settings: Settings, body: RunCreate, project_i
         raise AppError("VALIDATION_ERROR", f"base_run: {described} has no {weights.name}/ folder left to start from",
                        [{"field": "base_run", "message": "weights missing"}])
     return parent
+
+
+def check_head_continues(parent: Run, objective: registry.ObjectiveSpec) -> None:
+    """A reward model scores text with a head of one output: a run that generates cannot start from it (a reward run
+    can start from a generating run: its score head is new, the layers are the parent's)."""
+    parent_objective = registry.get_objective(parent.objective)
+    if objective.generates and not parent_objective.generates:
+        described = f"run {parent.id} ({parent.name})"
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} is a {parent.objective} model, which scores text "
+                       f"and cannot generate; a {objective.name} run starts from a model that generates (use it as "
+                       "the reward of an RL run instead)",
+                       [{"field": "base_run", "message": f"a {parent.objective} model does not generate"}])
 
 
 def _weights_kind(run: Run) -> str:

@@ -2,7 +2,9 @@
 
 from typing import TYPE_CHECKING
 
-from tunelab.training.methods.lora import TINY_LORA_DEFAULTS, LoraParams, lora_config
+from pydantic import model_validator
+
+from tunelab.training.methods.lora import TINY_LORA_DEFAULTS, LoraParams, lora_config, loraplus_optimizer
 from tunelab.training.registry import MethodSpec, register_method
 
 if TYPE_CHECKING:
@@ -11,6 +13,14 @@ if TYPE_CHECKING:
 
 class DoraParams(LoraParams):
     """LoRA's settings; DoRA adds one trainable magnitude per output channel of each adapted layer."""
+
+    @model_validator(mode="after")
+    def _no_pissa(self) -> "DoraParams":
+        # DoRA's magnitudes are the norms of the base's own columns, and PEFT's conversion of PiSSA to a plain LoRA
+        # keeps the low-rank matrices only.
+        if self.init_lora_weights == "pissa":
+            raise ValueError("DoRA starts from the base's weights as they are: init_lora_weights pissa is for lora")
+        return self
 
 
 def build_peft_config(params: DoraParams, tokenizer_dir: str) -> "LoraConfig":
@@ -28,5 +38,6 @@ register_method(
         build_peft_config=build_peft_config,
         mergeable=True,
         tiny_model_defaults=TINY_LORA_DEFAULTS,
+        build_optimizer=loraplus_optimizer,
     )
 )

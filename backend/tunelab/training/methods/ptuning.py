@@ -39,6 +39,7 @@ register_method(
         params_model=PtuningParams,
         peft=True,
         build_peft_config=build_peft_config,
+        prepends_virtual_tokens=True,
         tiny_model_defaults={"learning_rate": 1e-2, **TINY_PROMPT_LEARNING_DEFAULTS},
     )
 )

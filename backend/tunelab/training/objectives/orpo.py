@@ -55,5 +55,7 @@ register_objective(
         # Its trainer runs the chosen and the rejected answer of each pair in one forward, as DPO's does; with no
         # reference model (the odds ratio needs none).
         sequences_per_example=2,
+        # ORPOTrainer compares the logits with its labels position by position.
+        aligns_virtual_tokens=False,
     )
 )

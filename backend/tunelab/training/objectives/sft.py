@@ -22,6 +22,14 @@ class SftParams(ObjectiveParams):
         description="Pack several examples into each max_length row (best-fit, each attending only to itself): fewer "
         "padding tokens, faster epochs",
     )
+    neftune_noise_alpha: float = Field(
+        0.0,
+        ge=0,
+        le=20,
+        title="NEFTune noise",
+        description="NEFTune: uniform noise on the input embeddings while training, scaled by alpha / √(length × "
+        "hidden size), which often improves instruction following (the paper uses 5 to 15; 0: off)",
+    )
 
 
 def instruction_prompt(instruction: str, input_text: str) -> str:
@@ -55,6 +63,7 @@ def build_trainer(inputs: TrainerInputs) -> "SFTTrainer":
         **trainer_arguments(inputs),
         assistant_only_loss=inputs.dataset_format == DatasetFormat.chat,
         packing=params.packing,
+        neftune_noise_alpha=params.neftune_noise_alpha or None,
     )
     return sft_trainer_class()(
         args=args,

@@ -138,7 +138,7 @@ function PreviewRow({ row }: { row: Schemas["RenderedRow"] }) {
       {hasPair && (
         <div className={row.rejected != null ? "grid-3" : "grid-2"}>
           <Segment label="Prompt" text={row.prompt} />
-          <Segment label={row.rejected != null ? "Chosen" : "Completion"} text={row.completion} />
+          <Segment label={completionLabel(row)} text={row.completion} />
           {row.rejected != null && <Segment label="Rejected" text={row.rejected} />}
         </div>
       )}
@@ -146,6 +146,12 @@ function PreviewRow({ row }: { row: Schemas["RenderedRow"] }) {
       {!hasPair && row.text == null && <Segment label="Raw (choose a tokenizer to render the chat template)" text={JSON.stringify(row.raw, null, 2)} />}
     </li>
   );
+}
+
+function completionLabel(row: Schemas["RenderedRow"]): string {
+  if (row.rejected != null) return "Chosen";
+  if (row.label != null) return row.label ? "Completion (desirable)" : "Completion (undesirable)";
+  return "Completion";
 }
 
 function Segment({ label, text }: { label: string; text?: string | null }) {

@@ -8,7 +8,7 @@ import { formatBytes } from "../../../lib/format";
 import { useUploadDataset } from "../api/mutations";
 import { describeUploadError } from "../api/uploadErrors";
 
-const FORMATS: Schemas["DatasetFormat"][] = ["text", "instruction", "chat", "preference"];
+const FORMATS: Schemas["DatasetFormat"][] = ["text", "instruction", "chat", "preference", "feedback", "prompt"];
 
 export function UploadCard({ projectId, onUploaded }: { projectId: number | undefined; onUploaded: (dataset: Dataset) => void }) {
   const upload = useUploadDataset();
@@ -69,7 +69,8 @@ export function UploadCard({ projectId, onUploaded }: { projectId: number | unde
       >
         <p>
           Drop a JSONL file (one row per line: <code>text</code>, <code>instruction</code>/<code>output</code>,{" "}
-          <code>messages</code> or <code>prompt</code>/<code>chosen</code>/<code>rejected</code>) or a CSV file (a
+          <code>messages</code>, <code>prompt</code>/<code>chosen</code>/<code>rejected</code> or{" "}
+          <code>prompt</code>/<code>completion</code>/<code>label</code>) or a CSV file (a
           header row naming those fields; <code>messages</code> as JSON in its cell) here, or choose one:
         </p>
         <input
