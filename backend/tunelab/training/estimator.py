@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from tunelab.training.libraries import import_libraries
-from tunelab.training.models import find_gguf
+from tunelab.training.models import find_gguf, model_class
 from tunelab.training.params import TrainingParams
-from tunelab.training.registry import MethodSpec, ModelHead, ObjectiveSpec, get_method
+from tunelab.training.registry import MethodSpec, ModelHead, ObjectiveSpec, get_method, peft_task_type
 
 if TYPE_CHECKING:
     import torch
@@ -115,13 +115,7 @@ def meta_model(model_path: str, head: ModelHead = "causal_lm") -> "PreTrainedMod
     import torch
 
     with torch.device("meta"):
-        return _head_class(head).from_config(_head_config(read_model_config(model_path), head))
-
-
-def _head_class(head: ModelHead) -> Any:
-    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
-
-    return AutoModelForCausalLM if head == "causal_lm" else AutoModelForSequenceClassification
+        return model_class(head).from_config(_head_config(read_model_config(model_path), head))
 
 
 def _head_config(config: Any, head: ModelHead) -> Any:
@@ -141,7 +135,7 @@ def _peft_config(method: MethodSpec, params: TrainingParams, model_path: str, he
     tokenizer_dir = model_path if Path(model_path).is_dir() else str(Path(model_path).parent)
     assert method.build_peft_config is not None
     peft_config = method.build_peft_config(params, tokenizer_dir)
-    peft_config.task_type = "CAUSAL_LM" if head == "causal_lm" else "SEQ_CLS"  # as the engine sets it
+    peft_config.task_type = peft_task_type(head)  # as the engine sets it
     return peft_config
 
 
@@ -283,7 +277,7 @@ def _saved_bytes(model_path: str, method: MethodSpec, params: TrainingParams, la
     config = _head_config(copy.deepcopy(read_model_config(model_path)), head)
     config.get_text_config().num_hidden_layers = layers
     with torch.device("meta"):
-        model = _head_class(head).from_config(config, dtype=dtype, attn_implementation=_fused_attention_name())
+        model = model_class(head).from_config(config, dtype=dtype, attn_implementation=_fused_attention_name())
         if method.build_peft_config is not None:
             from peft import get_peft_model
 

@@ -171,7 +171,8 @@ def load_tokenizer(model_ref: str) -> "PreTrainedTokenizerBase":
     return AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name, local_files_only=True)
 
 
-def _model_class(head: ModelHead) -> "Any":
+def model_class(head: ModelHead) -> "Any":
+    """The Auto class that builds a model with `head`: a causal LM, or a sequence classifier (a reward model)."""
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 
     return AutoModelForCausalLM if head == "causal_lm" else AutoModelForSequenceClassification
@@ -197,7 +198,7 @@ def load_model_and_tokenizer(model_ref: str, loading: ModelLoading | None = None
     tokenizer = AutoTokenizer.from_pretrained(source)
     loading = loading or ModelLoading()
     dtype = getattr(torch, loading.dtype)
-    model = _model_class(head).from_pretrained(source, dtype=dtype, **_head_arguments(head),
+    model = model_class(head).from_pretrained(source, dtype=dtype, **_head_arguments(head),
                                                quantization_config=quantization_config(loading, dtype))
     ensure_training_chat_template(tokenizer)
     return model, tokenizer
@@ -220,7 +221,7 @@ def load_starting_model(model_ref: str, start_from: Sequence[StartingWeights] = 
     for weights in start_from:
         if weights.kind == "model":
             del model
-            model = _model_class(head).from_pretrained(str(weights.path), dtype=dtype, **_head_arguments(head),
+            model = model_class(head).from_pretrained(str(weights.path), dtype=dtype, **_head_arguments(head),
                                                        quantization_config=quantization_config(loading, dtype))
         else:
             from peft import PeftConfig, PeftModel

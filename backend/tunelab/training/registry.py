@@ -172,7 +172,12 @@ class ObjectiveSpec:
 
     @property
     def peft_task_type(self) -> str:
-        return "CAUSAL_LM" if self.model_head == "causal_lm" else "SEQ_CLS"
+        return peft_task_type(self.model_head)
+
+
+def peft_task_type(head: ModelHead) -> str:
+    """The PEFT task type of an adapter on a model with `head` (a SEQ_CLS adapter trains and saves the score head)."""
+    return "CAUSAL_LM" if head == "causal_lm" else "SEQ_CLS"
 
 
 _methods: dict[str, MethodSpec] = {}
