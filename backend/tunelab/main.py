@@ -28,6 +28,7 @@ from tunelab.api.routes import (
     methods,
     metrics,
     models,
+    pipelines,
     playground,
     projects,
     queues,
@@ -170,8 +171,8 @@ def create_app(access_log: bool = False) -> FastAPI:
 
     # Routes are matched in this order, one by one: metrics first, so the hot path of external logging (a batch a
     # second per run) is found among the first few routes instead of after every other router's.
-    routers = [m.router for m in (metrics, auth, users, projects, runs, exports, datasets, shares, studies, models,
-                                  methods, queues, estimates, playground, health)]
+    routers = [m.router for m in (metrics, auth, users, projects, runs, exports, datasets, shares, studies, pipelines,
+                                  models, methods, queues, estimates, playground, health)]
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.state.route_policies = route_policy_table(routers, API_PREFIX)

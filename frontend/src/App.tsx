@@ -5,8 +5,11 @@ import { AnalysisPage } from "./routes/AnalysisPage";
 import { ComparePage } from "./routes/ComparePage";
 import { DatasetsPage } from "./routes/DatasetsPage";
 import { NewRunPage } from "./routes/NewRunPage";
+import { NewPipelinePage } from "./routes/NewPipelinePage";
 import { NewStudyPage } from "./routes/NewStudyPage";
 import { NotFoundPage } from "./routes/NotFoundPage";
+import { PipelinePage } from "./routes/PipelinePage";
+import { PipelinesPage } from "./routes/PipelinesPage";
 import { ProjectSettingsPage } from "./routes/ProjectSettingsPage";
 import { RunPage } from "./routes/RunPage";
 import { RunsPage } from "./routes/RunsPage";
@@ -38,6 +41,9 @@ export function App() {
         <Route path="/studies" element={<StudiesPage />} />
         <Route path="/studies/new" element={<NewStudyPage />} />
         <Route path="/studies/:studyId" element={<StudyPage />} />
+        <Route path="/pipelines" element={<PipelinesPage />} />
+        <Route path="/pipelines/new" element={<NewPipelinePage />} />
+        <Route path="/pipelines/:pipelineId" element={<PipelinePage />} />
         <Route path="/datasets" element={<DatasetsPage />} />
         <Route path="/settings/project" element={<ProjectSettingsPage />} />
         <Route path="/settings/tokens" element={<TokensPage />} />

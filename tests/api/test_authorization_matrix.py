@@ -71,7 +71,8 @@ RUN_DOWNLOAD = "401  ok   ok   ok   404  404  403   ok"
 DATASET_VIEW = "401  ok   ok   ok   404  404  401   ok"
 
 # The 404 that hides what a caller is not a member of (SHARE_NOT_FOUND: a link of a project you are not in).
-NOT_MEMBER_CODES = {"PROJECT_NOT_FOUND", "RUN_NOT_FOUND", "DATASET_NOT_FOUND", "SHARE_NOT_FOUND", "STUDY_NOT_FOUND"}
+NOT_MEMBER_CODES = {"PROJECT_NOT_FOUND", "RUN_NOT_FOUND", "DATASET_NOT_FOUND", "SHARE_NOT_FOUND", "STUDY_NOT_FOUND",
+                    "PIPELINE_NOT_FOUND"}
 
 
 @dataclass
@@ -100,7 +101,7 @@ class World:
     link_a: str
     invite_token: str
     _links: dict[int, str] = field(default_factory=dict)
-    _study_links: dict[int, str] = field(default_factory=dict)
+    _page_links: dict[tuple[str, int], str] = field(default_factory=dict)
 
     @property
     def project_id(self) -> int:
@@ -188,13 +189,31 @@ class World:
 
     def study_share_for(self, who: str, study_id: int) -> dict[str, str] | None:
         """The share column calls a study with a link to that very study."""
+        return self._page_share_for(who, "studies", study_id)
+
+    def pipeline_body(self) -> dict:
+        """A pipeline of one stage that no worker takes (its queue is never consumed)."""
+        return {"project_id": self.project_id, "name": unique("matrix-pipeline"), "model": "tunelab-tiny",
+                "queue": IDLE_QUEUE, "stages": [{"name": "SFT", "objective": "sft", "method": "lora",
+                                                 "dataset_id": self.dataset_id, "params": {"max_steps": 2}}]}
+
+    def new_pipeline(self) -> int:
+        response = self.http.post(f"{API}/pipelines", json=self.pipeline_body(), headers=self.team.editor.headers)
+        assert response.status_code == 201, response.text
+        return response.json()["id"]
+
+    def pipeline_share_for(self, who: str, pipeline_id: int) -> dict[str, str] | None:
+        """The share column calls a pipeline with a link to that very pipeline."""
+        return self._page_share_for(who, "pipelines", pipeline_id)
+
+    def _page_share_for(self, who: str, pages: str, page_id: int) -> dict[str, str] | None:
         if who != "share":
             return None
-        if study_id not in self._study_links:
-            response = self.http.post(f"{API}/studies/{study_id}/shares", headers=self.team.owner.headers)
+        if (pages, page_id) not in self._page_links:
+            response = self.http.post(f"{API}/{pages}/{page_id}/shares", headers=self.team.owner.headers)
             assert response.status_code == 201, response.text
-            self._study_links[study_id] = response.json()["token"]
-        return share_header(self._study_links[study_id])
+            self._page_links[pages, page_id] = response.json()["token"]
+        return share_header(self._page_links[pages, page_id])
 
     def new_run(self, finished: bool) -> int:
         run_id = launch_external(self.http, self.team.editor, self.project_id)["id"]
@@ -388,6 +407,26 @@ TABLE: dict[tuple[str, str], Row] = {
         "signed_in_or_share study:editor", RUN_EDIT,
         lambda w, who: Call(f"/studies/{(study_id := w.new_study())}/shares",
                             headers=w.study_share_for(who, study_id))),
+    # Pipelines
+    ("GET", "/api/v1/pipeline-templates"): Row("signed_in", SIGNED_IN, _static("/pipeline-templates")),
+    ("GET", "/api/v1/pipelines"): Row("signed_in", SIGNED_IN, _static("/pipelines")),
+    ("POST", "/api/v1/pipelines"): Row(
+        "signed_in", PROJECT_EDIT, lambda w, who: Call("/pipelines", json=w.pipeline_body())),
+    ("GET", "/api/v1/pipelines/{pipeline_id}"): Row(
+        "signed_in_or_share pipeline:viewer", RUN_VIEW,
+        lambda w, who: Call(f"/pipelines/{(pid := w.new_pipeline())}", headers=w.pipeline_share_for(who, pid))),
+    ("DELETE", "/api/v1/pipelines/{pipeline_id}"): Row(
+        "signed_in_or_share pipeline:editor", RUN_EDIT,
+        lambda w, who: Call(f"/pipelines/{(pid := w.new_pipeline())}", headers=w.pipeline_share_for(who, pid))),
+    ("POST", "/api/v1/pipelines/{pipeline_id}/cancel"): Row(
+        "signed_in_or_share pipeline:editor", RUN_EDIT,
+        lambda w, who: Call(f"/pipelines/{(pid := w.new_pipeline())}/cancel", headers=w.pipeline_share_for(who, pid))),
+    ("POST", "/api/v1/pipelines/{pipeline_id}/clone"): Row(
+        "signed_in_or_share pipeline:editor", RUN_EDIT,
+        lambda w, who: Call(f"/pipelines/{(pid := w.new_pipeline())}/clone", headers=w.pipeline_share_for(who, pid))),
+    ("POST", "/api/v1/pipelines/{pipeline_id}/shares"): Row(
+        "signed_in_or_share pipeline:editor", RUN_EDIT,
+        lambda w, who: Call(f"/pipelines/{(pid := w.new_pipeline())}/shares", headers=w.pipeline_share_for(who, pid))),
     ("POST", "/api/v1/cost-table"): Row(
         "signed_in_or_share", RUN_VIEW, lambda w, who: Call("/cost-table", json={"run_ids": [w.run_a]})),
     # The rest

@@ -17,7 +17,7 @@ from tunelab.api.deps import SessionDep
 from tunelab.core.errors import AppError
 from tunelab.core.security import CSRF_HEADER, SESSION_COOKIE, SHARE_HEADER, csrf_matches
 from tunelab.core.settings import get_settings
-from tunelab.db.models import Dataset, Project, Role, Run, ShareLink, Study
+from tunelab.db.models import Dataset, Pipeline, Project, Role, Run, ShareLink, Study
 from tunelab.schemas.common import ResourceId
 from tunelab.services.accounts import access, auth, principal_cache, shares
 from tunelab.services.accounts.principal import Principal
@@ -177,6 +177,14 @@ def _study_policy(role: Role, doing: str) -> Callable:
     return check
 
 
+def _pipeline_policy(role: Role, doing: str) -> Callable:
+    @policy(f"pipeline:{role.value}")
+    def check(pipeline_id: ResourceId, session: SessionDep, principal: ReaderDep) -> Pipeline:
+        return access.pipeline(session, principal, pipeline_id, role, doing)
+
+    return check
+
+
 def _dataset_policy(role: Role, doing: str) -> Callable:
     @policy(f"dataset:{role.value}")
     def check(dataset_id: ResourceId, session: SessionDep, principal: UserDep) -> Dataset:
@@ -214,6 +222,8 @@ DatasetReader = Annotated[Dataset, Depends(_dataset_policy(Role.viewer, "reading
 DatasetEditor = Annotated[Dataset, Depends(_dataset_policy(Role.editor, "deleting a dataset"))]
 StudyReader = Annotated[Study, Depends(_study_policy(Role.viewer, "reading"))]
 StudyEditor = Annotated[Study, Depends(_study_policy(Role.editor, "changing a study"))]
+PipelineReader = Annotated[Pipeline, Depends(_pipeline_policy(Role.viewer, "reading"))]
+PipelineEditor = Annotated[Pipeline, Depends(_pipeline_policy(Role.editor, "changing a pipeline"))]
 ShareManaged = Annotated[ShareLink, Depends(_share_to_manage)]
 
 

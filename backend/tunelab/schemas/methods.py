@@ -20,6 +20,9 @@ class ObjectivePublic(BaseModel):
         description="The objective usually trained next on this one's weights (SFT after continued pretraining, DPO "
         "after SFT): what a run started from a run of this objective defaults to; null: the same objective")
     params_schema: dict[str, Any] = Field(description="The objective's own parameters (beside the method's)")
+    reward_run_param: str | None = Field(
+        description="The param naming the reward run whose model scores this objective's completions (online RL); a "
+        "pipeline stage's reward_from sets it")
     defaults: dict[str, Any]
     method_defaults: dict[str, dict[str, Any]] = Field(
         description="By method: the method's defaults this objective changes (e.g. DPO's gentler learning rate)")

@@ -18,13 +18,15 @@ class ShareCreate(BaseModel):
     allow_downloads: bool = Field(False, description="Let the link's holders download the runs' artifacts")
 
 
-ShareKind = Literal["run", "comparison", "study"]
+ShareKind = Literal["run", "comparison", "study", "pipeline"]
 
 
 class StudyShareCreate(BaseModel):
+    """A link to a study's or a pipeline's page."""
+
     model_config = ConfigDict(extra="forbid")
 
-    title: str | None = Field(None, max_length=200, description="Defaults to the study's name")
+    title: str | None = Field(None, max_length=200, description="Defaults to the study's (or pipeline's) name")
     expires_at: datetime | None = Field(None, description="Never expires when omitted")
     allow_downloads: bool = Field(False, description="Let the link's holders download the runs' artifacts")
 
@@ -35,6 +37,7 @@ class SharePublic(BaseModel):
     kind: ShareKind
     run_ids: list[int]
     study_id: int | None = Field(None, description="The study a study link shows")
+    pipeline_id: int | None = Field(None, description="The pipeline a pipeline link shows")
     title: str
     allow_downloads: bool
     created_by: str | None = Field(description="Email of who made the link")
@@ -64,6 +67,8 @@ class SharedViewPublic(BaseModel):
     title: str
     run_ids: list[int]
     study_id: int | None = Field(None, description="The study a study link shows (GET /studies/{study_id})")
+    pipeline_id: int | None = Field(None, description="The pipeline a pipeline link shows (GET "
+                                    "/pipelines/{pipeline_id})")
     allow_downloads: bool
     project_name: str
     expires_at: datetime | None

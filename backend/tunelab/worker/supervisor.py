@@ -23,7 +23,7 @@ from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services.live.events import wait_for_notice
-from tunelab.services.runs import artifacts, lifecycle, queue
+from tunelab.services.runs import artifacts, lifecycle, pipelines, queue
 from tunelab.services.runs.queue import Broker
 
 log = logging.getLogger(__name__)
@@ -171,6 +171,18 @@ def _supervise(run_id: int, process: subprocess.Popen, settings: Settings) -> bo
         done.set()
 
 
+def _move_pipeline_on(settings: Settings, run_id: int, broker: Broker | None) -> None:
+    """A pipeline's stage ended: queue the next stage (or cancel the rest). Should this fail, the reaper's sweep does
+    it."""
+    try:
+        with session_scope() as session:
+            launched = pipelines.advance_after_run(session, settings, run_id, broker)
+        if launched is not None:
+            log.info("run %s ended its pipeline stage; run %s, the next stage, is queued", run_id, launched.id)
+    except Exception:  # noqa: BLE001
+        log.warning("run %s: could not move its pipeline on; the reaper will", run_id, exc_info=True)
+
+
 def _kill_group(process: subprocess.Popen) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
@@ -198,6 +210,8 @@ def _settle(settings: Settings, run_id: int, attempt: int, returncode: int, forc
         if run is None:  # it finished, and its user deleted it before this look
             return None
         status, run_queue = run.status, run.queue
+    if status.finished:
+        _move_pipeline_on(settings, run_id, broker)
     if status == RunStatus.queued and broker is not None:
         try:
             queue.dispatch_unsent(broker, run_queue)

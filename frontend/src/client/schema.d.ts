@@ -382,6 +382,139 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/pipeline-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Pipeline Templates
+         * @description The chains the launch form offers (RLHF, DPO after SFT, pretrain → SFT): each stage's objective, method, the
+         *     dataset formats it takes and the template's params, all editable.
+         */
+        get: operations["read_pipeline_templates_api_v1_pipeline_templates_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read Pipelines */
+        get: operations["read_pipelines_api_v1_pipelines_get"];
+        put?: never;
+        /**
+         * Create Pipeline
+         * @description Check every stage (as POST /runs checks a run, the stages it depends on as they will be), then queue the first;
+         *     each next stage is queued when the one before it succeeds, and a failed or canceled stage cancels the rest. One
+         *     bad stage is a 422 naming it (stages.N.field), and nothing is created. With an Idempotency-Key, a retry gets this
+         *     pipeline back instead of a second one.
+         */
+        post: operations["create_pipeline_api_v1_pipelines_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipelines/{pipeline_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Pipeline
+         * @description The pipeline and its stages in order: each one's status (waiting until the stage before it succeeds), the
+         *     reason a stage was canceled, and its run once launched.
+         */
+        get: operations["read_pipeline_api_v1_pipelines__pipeline_id__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Pipeline
+         * @description The pipeline goes with its stages not yet launched, and its share links are revoked; its runs are kept (a
+         *     stage still running finishes as a run of its own).
+         */
+        delete: operations["delete_pipeline_api_v1_pipelines__pipeline_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipelines/{pipeline_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Pipeline
+         * @description Cancel the stage queued or running (it stops at its next step, saving what it has) and every stage after it;
+         *     409 when no stage is left to run.
+         */
+        post: operations["cancel_pipeline_api_v1_pipelines__pipeline_id__cancel_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipelines/{pipeline_id}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clone Pipeline
+         * @description A new pipeline with the same stages, launched anew from its first.
+         */
+        post: operations["clone_pipeline_api_v1_pipelines__pipeline_id__clone_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipelines/{pipeline_id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Pipeline Share
+         * @description A read-only link to the pipeline page (every stage's run, those launched later too); the token is in this
+         *     answer only.
+         */
+        post: operations["create_pipeline_share_api_v1_pipelines__pipeline_id__shares_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/playground": {
         parameters: {
             query?: never;
@@ -723,7 +856,7 @@ export interface paths {
         /**
          * Cancel Run
          * @description Stop a run: a queued one never starts; a running one stops at its next step, saves a checkpoint (resumable)
-         *     and is `canceled` within seconds.
+         *     and is `canceled` within seconds. A pipeline's stage canceled while queued cancels the stages after it now.
          */
         post: operations["cancel_run_api_v1_runs__run_id__cancel_post"];
         delete?: never;
@@ -1632,7 +1765,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "RUN_NOT_FOUND" | "DATASET_NOT_FOUND" | "MODEL_NOT_FOUND" | "METHOD_NOT_FOUND" | "OBJECTIVE_NOT_FOUND" | "ARTIFACT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "RUN_NOT_FINISHED" | "RUN_NOT_RESUMABLE" | "RUN_NOT_EXPORTABLE" | "RUN_NOT_SUCCEEDED" | "RUN_HAS_NO_WEIGHTS" | "BASE_MODELS_DIFFER" | "PLAYGROUND_NOT_FOUND" | "QUEUE_UNAVAILABLE" | "EXPORT_IN_PROGRESS" | "RUN_FINISHED" | "DATASET_INVALID" | "DATASET_IN_USE" | "RUN_IN_USE" | "DATASET_BUNDLED" | "PAYLOAD_TOO_LARGE" | "INVALID_PATH" | "INVALID_CURSOR" | "TOKENIZER_UNAVAILABLE" | "AUTH_REQUIRED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "CSRF_FAILED" | "SIGNUP_CLOSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "SETUP_DONE" | "EMAIL_TAKEN" | "PROJECT_NAME_TAKEN" | "ALREADY_MEMBER" | "LAST_OWNER" | "LAST_ADMIN" | "INVITE_ACCEPTED" | "USER_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITE_INVALID" | "SHARE_NOT_FOUND" | "STUDY_NOT_FOUND" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "SHARE_REVOKED" | "SHARE_EXPIRED" | "RUN_NOT_EXTERNAL" | "PROJECT_HOLDS_SAMPLES" | "INTERNAL_ERROR" | "DATABASE_UNAVAILABLE" | "METHOD_NOT_ALLOWED" | "HTTP_ERROR";
+            code: "VALIDATION_ERROR" | "RUN_NOT_FOUND" | "DATASET_NOT_FOUND" | "MODEL_NOT_FOUND" | "METHOD_NOT_FOUND" | "OBJECTIVE_NOT_FOUND" | "ARTIFACT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "RUN_NOT_FINISHED" | "RUN_NOT_RESUMABLE" | "RUN_NOT_EXPORTABLE" | "RUN_NOT_SUCCEEDED" | "RUN_HAS_NO_WEIGHTS" | "BASE_MODELS_DIFFER" | "PLAYGROUND_NOT_FOUND" | "QUEUE_UNAVAILABLE" | "EXPORT_IN_PROGRESS" | "RUN_FINISHED" | "DATASET_INVALID" | "DATASET_IN_USE" | "RUN_IN_USE" | "DATASET_BUNDLED" | "PAYLOAD_TOO_LARGE" | "INVALID_PATH" | "INVALID_CURSOR" | "TOKENIZER_UNAVAILABLE" | "AUTH_REQUIRED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "CSRF_FAILED" | "SIGNUP_CLOSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "SETUP_DONE" | "EMAIL_TAKEN" | "PROJECT_NAME_TAKEN" | "ALREADY_MEMBER" | "LAST_OWNER" | "LAST_ADMIN" | "INVITE_ACCEPTED" | "USER_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITE_INVALID" | "SHARE_NOT_FOUND" | "STUDY_NOT_FOUND" | "PIPELINE_NOT_FOUND" | "PIPELINE_FINISHED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "SHARE_REVOKED" | "SHARE_EXPIRED" | "RUN_NOT_EXTERNAL" | "PROJECT_HOLDS_SAMPLES" | "INTERNAL_ERROR" | "DATABASE_UNAVAILABLE" | "METHOD_NOT_ALLOWED" | "HTTP_ERROR";
             /** Details */
             details?: unknown;
             /** Message */
@@ -2213,8 +2346,194 @@ export interface components {
             };
             /** Reports Perplexity */
             reports_perplexity: boolean;
+            /**
+             * Reward Run Param
+             * @description The param naming the reward run whose model scores this objective's completions (online RL); a pipeline stage's reward_from sets it
+             */
+            reward_run_param: string | null;
             /** Title */
             title: string;
+        };
+        /** PipelineClone */
+        PipelineClone: {
+            /**
+             * Name
+             * @description Defaults to '<name> (clone)'
+             */
+            name?: string | null;
+        };
+        /** PipelineCreate */
+        PipelineCreate: {
+            /**
+             * Base Run
+             * @description The first stage starts from this succeeded run's weights
+             */
+            base_run?: number | null;
+            /**
+             * Model
+             * @description Base model of the first stage (a name from GET /models); required unless base_run is given
+             */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Project Id
+             * @description Project to launch in; default as for POST /runs
+             */
+            project_id?: number | null;
+            /**
+             * Queue
+             * @description A training queue the server declares (GET /queues); default the server's default queue
+             */
+            queue?: string | null;
+            /** Stages */
+            stages: components["schemas"]["StageSpec"][];
+            /**
+             * Template
+             * @description The template it was made from (GET /pipeline-templates), for the record
+             */
+            template?: string | null;
+        };
+        /** PipelineDetailPublic */
+        PipelineDetailPublic: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Created By
+             * @description Email of who launched it; null to a share link's holders
+             */
+            created_by: string | null;
+            /**
+             * Current Stage
+             * @description The stage (0 for the first) queued or running now
+             */
+            current_stage: number | null;
+            /**
+             * Final Run Id
+             * @description The last stage's run, once launched: what studies and the compare view compare pipelines by
+             */
+            final_run_id: number | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Project Id */
+            project_id: number;
+            spec: components["schemas"]["PipelineSpec"];
+            /** Stage Count */
+            stage_count: number;
+            /**
+             * Stage Statuses
+             * @description Each stage's status, in order (as the stages' status)
+             */
+            stage_statuses: ("waiting" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "deleted")[];
+            /** Stages */
+            stages: components["schemas"]["StagePublic"][];
+            /**
+             * Status
+             * @description succeeded when every stage has; failed or canceled as the stage that ended it; else running (or queued before the first stage starts)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed" | "canceled";
+        };
+        /** PipelinePublic */
+        PipelinePublic: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Created By
+             * @description Email of who launched it; null to a share link's holders
+             */
+            created_by: string | null;
+            /**
+             * Current Stage
+             * @description The stage (0 for the first) queued or running now
+             */
+            current_stage: number | null;
+            /**
+             * Final Run Id
+             * @description The last stage's run, once launched: what studies and the compare view compare pipelines by
+             */
+            final_run_id: number | null;
+            /** Id */
+            id: number;
+            /** Name */
+            name: string;
+            /** Project Id */
+            project_id: number;
+            spec: components["schemas"]["PipelineSpec"];
+            /** Stage Count */
+            stage_count: number;
+            /**
+             * Stage Statuses
+             * @description Each stage's status, in order (as the stages' status)
+             */
+            stage_statuses: ("waiting" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "deleted")[];
+            /**
+             * Status
+             * @description succeeded when every stage has; failed or canceled as the stage that ended it; else running (or queued before the first stage starts)
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed" | "canceled";
+        };
+        /**
+         * PipelineSpec
+         * @description What a pipeline's stages are made from; kept with the pipeline, so that clone starts from it.
+         */
+        PipelineSpec: {
+            /**
+             * Base Run
+             * @description The first stage starts from this succeeded run's weights
+             */
+            base_run?: number | null;
+            /**
+             * Model
+             * @description Base model of the first stage (a name from GET /models); required unless base_run is given
+             */
+            model?: string | null;
+            /**
+             * Queue
+             * @description A training queue the server declares (GET /queues); default the server's default queue
+             */
+            queue?: string | null;
+            /** Stages */
+            stages: components["schemas"]["StageSpec"][];
+            /**
+             * Template
+             * @description The template it was made from (GET /pipeline-templates), for the record
+             */
+            template?: string | null;
+        };
+        /** PipelineTemplatePublic */
+        PipelineTemplatePublic: {
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+            /** Stages */
+            stages: components["schemas"]["StageTemplatePublic"][];
+            /** Title */
+            title: string;
+        };
+        /** PipelineTemplatesPublic */
+        PipelineTemplatesPublic: {
+            /** Data */
+            data: components["schemas"]["PipelineTemplatePublic"][];
+        };
+        /** PipelinesPublic */
+        PipelinesPublic: {
+            /** Count */
+            count: number;
+            /** Data */
+            data: components["schemas"]["PipelinePublic"][];
+            /** Next Cursor */
+            next_cursor: string | null;
         };
         /** PlaygroundCreate */
         PlaygroundCreate: {
@@ -3072,11 +3391,16 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison" | "study";
+            kind: "run" | "comparison" | "study" | "pipeline";
             /** Last Opened At */
             last_opened_at: string | null;
             /** Open Count */
             open_count: number;
+            /**
+             * Pipeline Id
+             * @description The pipeline a pipeline link shows
+             */
+            pipeline_id?: number | null;
             /** Project Id */
             project_id: number;
             /** Revoked At */
@@ -3122,11 +3446,16 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison" | "study";
+            kind: "run" | "comparison" | "study" | "pipeline";
             /** Last Opened At */
             last_opened_at: string | null;
             /** Open Count */
             open_count: number;
+            /**
+             * Pipeline Id
+             * @description The pipeline a pipeline link shows
+             */
+            pipeline_id?: number | null;
             /** Project Id */
             project_id: number;
             /** Revoked At */
@@ -3155,7 +3484,12 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "run" | "comparison" | "study";
+            kind: "run" | "comparison" | "study" | "pipeline";
+            /**
+             * Pipeline Id
+             * @description The pipeline a pipeline link shows (GET /pipelines/{pipeline_id})
+             */
+            pipeline_id?: number | null;
             /** Project Name */
             project_name: string;
             /** Run Ids */
@@ -3200,6 +3534,113 @@ export interface components {
              * @description At least 8 characters
              */
             password: string;
+        };
+        /** StagePublic */
+        StagePublic: {
+            /** Method */
+            method: string;
+            /** Name */
+            name: string;
+            /** Objective */
+            objective: string;
+            /**
+             * Position
+             * @description 0 for the first stage
+             */
+            position: number;
+            /**
+             * Reason
+             * @description Why the stage was canceled before it ran, or its run's status reason
+             */
+            reason: string | null;
+            /** Reward From */
+            reward_from: number | null;
+            /** @description The stage's run, once launched */
+            run: components["schemas"]["RunPublic"] | null;
+            /**
+             * Start From
+             * @description The stage (1 for the first) whose weights it starts from; 0: the pipeline's model or base_run
+             */
+            start_from: number;
+            /**
+             * Status
+             * @description 'waiting' until the stage before it succeeds; then its run's status ('deleted' when the run was deleted)
+             * @enum {string}
+             */
+            status: "waiting" | "queued" | "running" | "succeeded" | "failed" | "canceled" | "deleted";
+        };
+        /**
+         * StageSpec
+         * @description One stage: a run launched with these settings once the stage before it has succeeded.
+         */
+        StageSpec: {
+            /**
+             * Dataset Id
+             * @description Dataset of this stage, in a format its objective takes
+             */
+            dataset_id: number;
+            /**
+             * Method
+             * @description Method name from GET /methods
+             */
+            method: string;
+            /**
+             * Name
+             * @description Shown on the pipeline page, e.g. 'SFT'
+             */
+            name: string;
+            /**
+             * Objective
+             * @description Training objective, a name from GET /methods
+             */
+            objective: string;
+            /**
+             * Params
+             * @description Params of this stage's run (as POST /runs)
+             */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Reward From
+             * @description For an objective rewarded by a model (grpo, rloo): the stage (1 for the first) whose reward model scores this stage's completions
+             */
+            reward_from?: number | null;
+            /**
+             * Start From
+             * @description The stage (1 for the first) whose trained weights this stage starts from; 0: the pipeline's model (or base_run); default: the stage before it
+             */
+            start_from?: number | null;
+        };
+        /** StageTemplatePublic */
+        StageTemplatePublic: {
+            /**
+             * Dataset Formats
+             * @description The dataset formats this stage's objective takes
+             */
+            dataset_formats: string[];
+            /** Method */
+            method: string;
+            /** Name */
+            name: string;
+            /** Objective */
+            objective: string;
+            /**
+             * Params
+             * @description The template's params for this stage; edit any of them
+             */
+            params: {
+                [key: string]: unknown;
+            };
+            /** Reward From */
+            reward_from: number | null;
+            /** Start From */
+            start_from: number | null;
+            /**
+             * Suggested Dataset
+             * @description A bundled dataset that fits, by name (the tiny demo's)
+             */
+            suggested_dataset: string | null;
         };
         /** StrategyTotal */
         StrategyTotal: {
@@ -3362,7 +3803,10 @@ export interface components {
                 [key: string]: number;
             };
         };
-        /** StudyShareCreate */
+        /**
+         * StudyShareCreate
+         * @description A link to a study's or a pipeline's page.
+         */
         StudyShareCreate: {
             /**
              * Allow Downloads
@@ -3377,7 +3821,7 @@ export interface components {
             expires_at?: string | null;
             /**
              * Title
-             * @description Defaults to the study's name
+             * @description Defaults to the study's (or pipeline's) name
              */
             title?: string | null;
         };
@@ -4653,6 +5097,485 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_pipeline_templates_api_v1_pipeline_templates_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineTemplatesPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_pipelines_api_v1_pipelines_get: {
+        parameters: {
+            query?: {
+                /** @description Only this project's pipelines; default: all of yours */
+                project_id?: number | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelinesPublic"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_pipeline_api_v1_pipelines_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_pipeline_api_v1_pipelines__pipeline_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    delete_pipeline_api_v1_pipelines__pipeline_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    cancel_pipeline_api_v1_pipelines__pipeline_id__cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    clone_pipeline_api_v1_pipelines__pipeline_id__clone_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID) of printable ASCII: a retry with the same key gets what the first request created (201, with `Idempotent-Replayed: true`) instead of launching again; the same key with another body is a 422. Kept for TUNELAB_IDEMPOTENCY_KEY_TTL_HOURS (24 h) */
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PipelineClone"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    /** @description `true` when an earlier request with the same Idempotency-Key created this resource */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PipelineDetailPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_pipeline_share_api_v1_pipelines__pipeline_id__shares_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                pipeline_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StudyShareCreate"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareCreated"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,12 +9,13 @@ import { ComparisonView } from "../features/compare/components/ComparisonView";
 import { RunNotFound, RunView } from "../features/run/components/RunView";
 import { sharedLinkCheckQueryOptions, sharedViewQueryOptions } from "../features/shares/api/queries";
 import { SharedBanner } from "../features/shares/components/SharedBanner";
+import { PipelineView } from "../features/pipelines";
 import { SamplesTable } from "../features/playground";
 import { StudyView } from "../features/studies";
 import { ShareUnavailable } from "../features/shares/components/ShareUnavailable";
 
 /**
- * /s/<token>: a run or a comparison, read-only, for anyone holding the link. It has its own query cache, so
+ * /s/<token>: a run, a comparison, a study or a pipeline, read-only, for anyone holding the link. It has its own query cache, so
  * nothing read with the link's token mixes with what a signed-in user reads with their session.
  */
 export function SharedPage() {
@@ -65,6 +66,7 @@ function SharedContent({ token }: { token: string }) {
         )}
         {view?.kind === "comparison" && <ComparisonView ids={view.run_ids} readOnly />}
         {view?.kind === "study" && view.study_id != null && <StudyView studyId={view.study_id} readOnly />}
+        {view?.kind === "pipeline" && view.pipeline_id != null && <PipelineView pipelineId={view.pipeline_id} readOnly />}
       </main>
     </div>
   );

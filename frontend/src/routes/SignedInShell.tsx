@@ -54,6 +54,7 @@ function TopBar() {
       {canEdit(role) && <NavLink to="/runs/new">New run</NavLink>}
       <NavLink to="/compare">Compare</NavLink>
       <NavLink to="/studies">Studies</NavLink>
+      <NavLink to="/pipelines">Pipelines</NavLink>
       <NavLink to="/datasets">Datasets</NavLink>
       <div className="topbar-right">
         <ProjectSwitcher />

@@ -45,6 +45,7 @@ from tunelab.services.runs import (
     artifacts,
     external_runs,
     idempotency,
+    pipelines,
     run_edits,
     run_filters,
     run_logs,
@@ -178,13 +179,17 @@ def update_run(run: RunEditor, body: RunUpdate, session: SessionDep, principal: 
 def cancel_run(
     run: RunCanceler,
     session: SessionDep,
+    settings: SettingsDep,
     principal: ReaderDep,
     force: Annotated[bool, Query(description="Kill the training process now instead of stopping at the next step "
                                              "(for a run stuck inside a step); it keeps its last checkpoint")] = False,
 ) -> RunPublic:
     """Stop a run: a queued one never starts; a running one stops at its next step, saves a checkpoint (resumable)
-    and is `canceled` within seconds."""
-    return runs.to_public(session, runs.request_cancel(session, run.id, principal.actor, force=force))
+    and is `canceled` within seconds. A pipeline's stage canceled while queued cancels the stages after it now."""
+    canceled = runs.request_cancel(session, run.id, principal.actor, force=force)
+    if canceled.status.finished:
+        pipelines.advance_after_run(session, settings, canceled.id, None)
+    return runs.to_public(session, canceled)
 
 
 @router.post("/runs/{run_id}/finish", response_model=RunPublic, responses=responses(401, 403, 404, 409, 422))

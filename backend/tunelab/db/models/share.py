@@ -14,11 +14,13 @@ class ShareLink(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("project.id", ondelete="CASCADE"), index=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    kind: Mapped[str] = mapped_column(String(20))  # "run" | "comparison" | "study"
+    kind: Mapped[str] = mapped_column(String(20))  # "run" | "comparison" | "study" | "pipeline"
     run_ids: Mapped[list[int]] = mapped_column(JSON)
     # A study link shows the study page; run_ids are its runs (kept in step when the study is extended). Deleting the
     # study revokes its links first.
     study_id: Mapped[int | None] = mapped_column(ForeignKey("study.id", ondelete="SET NULL"))
+    # A pipeline link shows the pipeline page; run_ids are its stages' runs, kept in step as stages are launched.
+    pipeline_id: Mapped[int | None] = mapped_column(ForeignKey("pipeline.id", ondelete="SET NULL"))
     title: Mapped[str] = mapped_column(String(200))
     allow_downloads: Mapped[bool] = mapped_column(default=False)
     created_by_id: Mapped[int | None] = mapped_column(ForeignKey("user_account.id", ondelete="SET NULL"))

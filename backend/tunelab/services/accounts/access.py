@@ -5,12 +5,13 @@ a member whose role is too low gets 403 naming the role it needs. A share link r
 """
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
-from tunelab.db.models import Dataset, Project, ProjectMember, Role, Run, Study
+from tunelab.db.models import Dataset, Pipeline, Project, ProjectMember, Role, Run, Study
 from tunelab.db.models.project import DEFAULT_PROJECT
 from tunelab.services.accounts.principal import Principal
 
@@ -126,20 +127,42 @@ def dataset(session: Session, principal: Principal, dataset_id: int, needed: Rol
     return found
 
 
+Page = TypeVar("Page", Study, Pipeline)
+
+
 def study(session: Session, principal: Principal, study_id: int, needed: Role = Role.viewer,
           doing: str = "this") -> Study:
     """A study the caller may read (needed=viewer) or change; a share link reaches only the study it shows."""
     missing = AppError("STUDY_NOT_FOUND", f"study {study_id} does not exist", {"study_id": study_id})
+    shown = principal.share.study_id if principal.share is not None else None
+    return _page(session, principal, Study, study_id, shown, missing, needed, doing)
+
+
+def pipeline(session: Session, principal: Principal, pipeline_id: int, needed: Role = Role.viewer,
+             doing: str = "this") -> Pipeline:
+    """A pipeline the caller may read (needed=viewer) or change; a share link reaches only the pipeline it shows."""
+    missing = AppError("PIPELINE_NOT_FOUND", f"pipeline {pipeline_id} does not exist", {"pipeline_id": pipeline_id})
+    shown = principal.share.pipeline_id if principal.share is not None else None
+    return _page(session, principal, Pipeline, pipeline_id, shown, missing, needed, doing)
+
+
+def _page(session: Session, principal: Principal, kind: type[Page], page_id: int, shown: int | None,
+          missing: AppError, needed: Role, doing: str) -> Page:
+    """A study or a pipeline (a page of runs); `shown`: the page the caller's share link shows, if a link."""
     if principal.share is not None:
-        if principal.share.study_id != study_id:
+        if shown != page_id:
             raise missing
         if needed != Role.viewer:
             raise AppError("FORBIDDEN", f"{READ_ONLY_LINK}; {doing} needs a signed-in {needed.value}")
-    found = session.get(Study, study_id)
+    found = session.get(kind, page_id)
     if found is None:
         raise missing
     if principal.share is not None:
         return found
+    if found.project_id not in roles(session, principal):
+        raise missing
+    require_role(session, principal, found.project_id, needed, doing)
+    return found
     if found.project_id not in roles(session, principal):
         raise missing
     require_role(session, principal, found.project_id, needed, doing)

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from tunelab.core.errors import AppError
 from tunelab.core.security import new_token, same_hash, token_hash
 from tunelab.db.base import utcnow
-from tunelab.db.models import Project, Run, ShareLink, Study, User
+from tunelab.db.models import Pipeline, Project, Run, ShareLink, Study, User
 from tunelab.schemas.shares import SharedViewPublic, SharePublic
 from tunelab.services.accounts import audit
 from tunelab.services.accounts.principal import Actor
@@ -24,7 +24,7 @@ def _creator_email(session: Session, link: ShareLink) -> str | None:
 
 def to_public(session: Session, link: ShareLink) -> SharePublic:
     return SharePublic(id=link.id, project_id=link.project_id, kind=link.kind, run_ids=link.run_ids,
-                       study_id=link.study_id, title=link.title,
+                       study_id=link.study_id, pipeline_id=link.pipeline_id, title=link.title,
                        allow_downloads=link.allow_downloads, created_by=_creator_email(session, link),
                        created_at=link.created_at, expires_at=link.expires_at, revoked_at=link.revoked_at,
                        last_opened_at=link.last_opened_at, open_count=link.open_count, active=is_active(link))
@@ -32,6 +32,7 @@ def to_public(session: Session, link: ShareLink) -> SharePublic:
 
 def shared_view(session: Session, link: ShareLink) -> SharedViewPublic:
     return SharedViewPublic(kind=link.kind, title=link.title, run_ids=link.run_ids, study_id=link.study_id,
+                            pipeline_id=link.pipeline_id,
                             allow_downloads=link.allow_downloads,
                             project_name=session.scalar(select(Project.name).where(Project.id == link.project_id)),
                             expires_at=link.expires_at)
@@ -43,10 +44,12 @@ SHARE_TOKEN_BYTES = 24
 
 
 def create_share(session: Session, actor: Actor, runs: list[Run], title: str | None, expires_at: datetime | None,
-                 allow_downloads: bool, study: Study | None = None) -> tuple[ShareLink, str]:
-    """`runs` are already checked to be the caller's to share; they must all be in one project. With `study`, the
-    link shows that study's page and `runs` are its runs."""
-    projects = {run.project_id for run in runs} | ({study.project_id} if study is not None else set())
+                 allow_downloads: bool, study: Study | None = None,
+                 pipeline: Pipeline | None = None) -> tuple[ShareLink, str]:
+    """`runs` are already checked to be the caller's to share; they must all be in one project. With `study` (or
+    `pipeline`), the link shows that study's (or pipeline's) page and `runs` are its runs."""
+    page = study or pipeline
+    projects = {run.project_id for run in runs} | ({page.project_id} if page is not None else set())
     if len(projects) != 1:
         raise AppError("VALIDATION_ERROR", "run_ids: a link can show runs of one project only",
                        [{"field": "run_ids", "message": "runs of one project only"}])
@@ -58,12 +61,15 @@ def create_share(session: Session, actor: Actor, runs: list[Run], title: str | N
     token = new_token(nbytes=SHARE_TOKEN_BYTES)
     if study is not None:
         kind, default_title = "study", study.name
+    elif pipeline is not None:
+        kind, default_title = "pipeline", pipeline.name
     elif len(runs) == 1:
         kind, default_title = "run", runs[0].name
     else:
         kind, default_title = "comparison", f"Comparison of {len(runs)} runs"
     link = ShareLink(project_id=projects.pop(), token_hash=token_hash(token), kind=kind,
                      run_ids=[run.id for run in runs], study_id=study.id if study is not None else None,
+                     pipeline_id=pipeline.id if pipeline is not None else None,
                      title=(title or "").strip() or default_title,
                      allow_downloads=allow_downloads, created_by_id=actor.user_id, expires_at=expires_at)
     session.add(link)

@@ -1,14 +1,16 @@
 """Housekeeping that keeps SQL and the queue honest when processes die: runs whose worker stopped beating go back to
 the queue to resume from their checkpoint (or fail, after a bounded number of tries), and queued runs whose message
 is gone are sent again (services.runs.queue); launches' Idempotency-Keys past their time are forgotten
-(services.runs.idempotency). Safe to run in several processes at once."""
+(services.runs.idempotency). A pipeline whose stage ended without being moved on (its worker died first, or the
+reaper failed it) launches its next stage or cancels the rest (services.runs.pipelines). Safe to run in several
+processes at once."""
 
 import logging
 import threading
 
 from tunelab.core.settings import Settings
 from tunelab.db.session import session_scope
-from tunelab.services.runs import idempotency, lifecycle, queue
+from tunelab.services.runs import idempotency, lifecycle, pipelines, queue
 from tunelab.services.runs.queue import Broker
 
 log = logging.getLogger(__name__)
@@ -18,6 +20,9 @@ def sweep(settings: Settings, broker: Broker) -> None:
     with session_scope() as session:
         for run_id, status in lifecycle.reap_lost_runs(session, settings).items():
             log.warning("run %s: %s; now %s", run_id, lifecycle.WORKER_LOST, status.value)
+    with session_scope() as session:
+        for run in pipelines.advance_all(session, settings, None):
+            log.info("pipeline stage launched by the sweep: run %s", run.id)
     try:
         queue.reconcile(broker)
     except Exception as exc:  # noqa: BLE001  (the broker is down: nothing can be sent; queued runs wait in SQL)

@@ -217,12 +217,23 @@ def _check_context_length(params: dict[str, Any], model_path: str) -> None:
                    [{"field": "params.max_length", "message": message, "context_length": context}])
 
 
+@dataclass(frozen=True)
+class PlannedStart:
+    """A pipeline stage checked at launch, before the stages it depends on have trained: the model they train, and
+    what the stage it starts from (None: the pipeline's model) and the stage that rewards it will be."""
+
+    model: str
+    parent: tuple[str, str, str] | None  # (described, objective, method)
+    reward: tuple[str, str] | None  # (described, objective)
+
+
 def resolve_training(session: Session, settings: Settings, body: RunCreate, queue: str,
-                     project_id: int) -> RunConfig:
+                     project_id: int, planned: PlannedStart | None = None) -> RunConfig:
     """Check objective, method, params, model (or the run it starts from) and dataset; return the full resolved
-    config."""
+    config. With `planned`, the runs it starts from and is rewarded by are pipeline stages still to train: what they
+    will be is checked instead of their weights."""
     parent = base_run_of(session, settings, body, project_id) if body.base_run is not None else None
-    model = parent.model if parent is not None else body.model
+    model = planned.model if planned is not None else parent.model if parent is not None else body.model
     if model is None:
         raise AppError("VALIDATION_ERROR", "model: a base model is required (or base_run, a run to start from)",
                        [{"field": "model", "message": "required"}])
@@ -230,7 +241,9 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
                                      model_param_defaults(settings, model, body.method))
     objective, method, params = choice.objective, choice.method, choice.params
     if parent is not None:
-        check_head_continues(parent, objective)
+        check_can_start_from(f"run {parent.id} ({parent.name})", parent.objective, parent.method, objective)
+    elif planned is not None and planned.parent is not None:
+        check_can_start_from(*planned.parent, objective)
     model_path = resolve_model_path(settings, model)
     check_params_fit_model(choice, model_path)
     if body.dataset is None:
@@ -259,11 +272,21 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
                               "method": parent.method}
         config["start_from"] = start_from_of(parent)
     reward_run_id = params.get(objective.reward_run_param) if objective.reward_run_param else None
-    if reward_run_id is not None:
+    if reward_run_id is not None and planned is not None and planned.reward is not None:
+        assert objective.reward_run_param is not None
+        check_scores(*planned.reward, f"params.{objective.reward_run_param}")
+    elif reward_run_id is not None:
         assert objective.reward_run_param is not None
         scorer = reward_run_of(session, settings, reward_run_id, objective.reward_run_param, project_id)
         config["reward_model"] = {"run_id": scorer.id, "name": scorer.name, "weights": start_from_of(scorer)}
     return config
+
+
+def check_scores(described: str, objective_name: str, field: str) -> None:
+    """A reward run scores text: a run of an objective that generates does not."""
+    if registry.get_objective(objective_name).generates:
+        raise AppError("VALIDATION_ERROR", f"{field}: {described} is a {objective_name} run, not a reward model; name "
+                       "a succeeded run of the reward objective", [{"field": field, "message": "not a reward model"}])
 
 
 def reward_run_of(session: Session, settings: Settings, run_id: int, field: str, project_id: int) -> Run:
@@ -274,9 +297,10 @@ def reward_run_of(session: Session, settings: Settings, run_id: int, field: str,
     if run is None or run.project_id != project_id:
         raise AppError("RUN_NOT_FOUND", f"{name}: run {run_id} does not exist in this project", {"field": name})
     described = f"run {run.id} ({run.name})"
-    if run.external or registry.get_objective(run.objective).generates:
-        raise AppError("VALIDATION_ERROR", f"{name}: {described} is a {run.objective} run, not a reward model; name "
-                       "a succeeded run of the reward objective", [{"field": name, "message": "not a reward model"}])
+    if run.external:
+        raise AppError("VALIDATION_ERROR", f"{name}: {described} was trained outside Tunelab, not a reward model here; "
+                       "name a succeeded run of the reward objective", [{"field": name, "message": "external run"}])
+    check_scores(described, run.objective, name)
     if run.status != RunStatus.succeeded:
         raise AppError("VALIDATION_ERROR", f"{name}: {described} is {run.status.value}; only a succeeded reward "
                        "model can score", [{"field": name, "message": run.status.value}])
@@ -300,12 +324,6 @@ def base_run_of(session: Session, settings: Settings, body: RunCreate, project_i
     if parent.status != RunStatus.succeeded:
         raise AppError("VALIDATION_ERROR", f"base_run: {described} is {parent.status.value}; only a succeeded run's "
                        "weights can be started from", [{"field": "base_run", "message": parent.status.value}])
-    # A prompt-learning adapter's virtual tokens cannot be merged into the weights to train on top of.
-    parent_method = registry.get_method(parent.method)
-    if parent_method.peft and not parent_method.mergeable:
-        raise AppError("VALIDATION_ERROR", f"base_run: {described} trained a {parent.method} adapter, virtual tokens "
-                       "that cannot be merged into the weights to train on; start from a LoRA, DoRA, IA3 or full "
-                       "fine-tuning run", [{"field": "base_run", "message": f"{parent.method} cannot be merged"}])
     if body.model is not None and body.model != parent.model:
         raise AppError("VALIDATION_ERROR", f"model: {described} was trained from {parent.model}, not {body.model}; "
                        "leave model out to start from it", [{"field": "model", "message": "not the base_run's model"}])
@@ -316,16 +334,22 @@ def base_run_of(session: Session, settings: Settings, body: RunCreate, project_i
     return parent
 
 
-def check_head_continues(parent: Run, objective: registry.ObjectiveSpec) -> None:
-    """A reward model scores text with a head of one output: a run that generates cannot start from it (a reward run
-    can start from a generating run: its score head is new, the layers are the parent's)."""
-    parent_objective = registry.get_objective(parent.objective)
-    if objective.generates and not parent_objective.generates:
-        described = f"run {parent.id} ({parent.name})"
-        raise AppError("VALIDATION_ERROR", f"base_run: {described} is a {parent.objective} model, which scores text "
+def check_can_start_from(described: str, parent_objective: str, parent_method: str,
+                         objective: registry.ObjectiveSpec) -> None:
+    """Whether a run of `objective` can train on the weights of `described` (a run, or a pipeline stage to come).
+    A prompt-learning adapter's virtual tokens cannot be merged into the weights to train on top of; and a reward
+    model scores text with a head of one output, so a run that generates cannot start from it (a reward run can start
+    from a generating run: its score head is new, the layers are the parent's)."""
+    method = registry.get_method(parent_method)
+    if method.peft and not method.mergeable:
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} trained a {parent_method} adapter, virtual tokens "
+                       "that cannot be merged into the weights to train on; start from a LoRA, DoRA, IA3 or full "
+                       "fine-tuning run", [{"field": "base_run", "message": f"{parent_method} cannot be merged"}])
+    if objective.generates and not registry.get_objective(parent_objective).generates:
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} is a {parent_objective} model, which scores text "
                        f"and cannot generate; a {objective.name} run starts from a model that generates (use it as "
                        "the reward of an RL run instead)",
-                       [{"field": "base_run", "message": f"a {parent.objective} model does not generate"}])
+                       [{"field": "base_run", "message": f"a {parent_objective} model does not generate"}])
 
 
 def _weights_kind(run: Run) -> str:
@@ -395,9 +419,10 @@ def _external_seed(params: dict[str, Any]) -> int:
     return seed
 
 
-def create_run(session: Session, settings: Settings, body: RunCreate, broker: Broker, project_id: int,
+def create_run(session: Session, settings: Settings, body: RunCreate, broker: Broker | None, project_id: int,
                actor: Actor) -> Run:
-    """A new run in `project_id` (the caller's right to launch there is already checked)."""
+    """A new run in `project_id` (the caller's right to launch there is already checked). Without a broker it waits
+    queued, unsent, for the reconciler's next sweep to send it."""
     queue = run_queues.checked_queue(settings, body.queue)
     if body.external:
         external_runs.check_params(body.params)
@@ -425,7 +450,7 @@ def create_run(session: Session, settings: Settings, body: RunCreate, broker: Br
     audit.record(session, project_id, actor, "run.launch", "run", run.id,
                  f"{actor.label} launched {run.name} ({run.method}, {Path(run.model).name})",
                  external=run.external)
-    if not run.external:
+    if not run.external and broker is not None:
         _send_after_commit(session, broker, run.queue)
     return run
 

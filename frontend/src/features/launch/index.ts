@@ -1,3 +1,7 @@
-// The launch feature's public API for other features (the study form lays its fields out as the run form does).
+// The launch feature's public API for other features (the study and pipeline forms lay their fields out as the run
+// form does; the pipeline form renders each stage's params from its schema as the run form does).
 export { TopField, inputProps } from "./FormField";
-export type { JsonSchema } from "./schemaFields";
+export { SchemaForm } from "./SchemaForm";
+export { BUNDLED_MODEL, paramDefaults, queueLabel, type Catalog, type Queue } from "./launchChoice";
+export { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
+export type { FieldSpec, FormValue, FormValues, JsonSchema } from "./schemaFields";

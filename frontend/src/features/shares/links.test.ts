@@ -27,6 +27,10 @@ describe("sharedRunsPath", () => {
     expect(sharedRunsPath(share(1, [4]))).toBe("/runs/4");
     expect(sharedRunsPath(share(2, [4, 5]))).toBe("/compare?runs=4,5");
   });
+
+  it("points a pipeline's link at the pipeline page, whatever its runs", () => {
+    expect(sharedRunsPath(share(3, [4, 5], { kind: "pipeline", pipeline_id: 9 }))).toBe("/pipelines/9");
+  });
 });
 
 describe("linksShowing", () => {

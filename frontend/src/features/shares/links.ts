@@ -3,8 +3,9 @@ import type { Schemas } from "../../api/client";
 
 type Share = Schemas["SharePublic"];
 
-/** Where a link's runs are in the signed-in app: the run page, or the comparison of its runs. */
-export function sharedRunsPath(share: Pick<Share, "run_ids">): string {
+/** Where a link's runs are in the signed-in app: the pipeline's page, the run page, or the comparison of its runs. */
+export function sharedRunsPath(share: Pick<Share, "run_ids" | "pipeline_id">): string {
+  if (share.pipeline_id != null) return `/pipelines/${share.pipeline_id}`;
   return share.run_ids.length === 1 ? `/runs/${share.run_ids[0]}` : `/compare?runs=${share.run_ids.join(",")}`;
 }
 

@@ -15,8 +15,11 @@ function useRefresh() {
     ]);
 }
 
-/** What a link is made for: runs (one, or a comparison), or a study (its runs, kept in step when it is extended). */
-export type ShareTarget = { runIds: readonly number[]; studyId?: number };
+/**
+ * What a link is made for: runs (one, or a comparison), a study (its runs, kept in step when it is extended) or a
+ * pipeline (its stages' runs, those launched later too).
+ */
+export type ShareTarget = { runIds: readonly number[]; studyId?: number; pipelineId?: number };
 
 export function useCreateShare(target: ShareTarget) {
   const refresh = useRefresh();
@@ -25,7 +28,9 @@ export function useCreateShare(target: ShareTarget) {
       unwrap(
         target.studyId !== undefined
           ? await api.POST("/api/v1/studies/{study_id}/shares", { params: { path: { study_id: target.studyId } }, body })
-          : await api.POST("/api/v1/shares", { body: { ...body, run_ids: [...target.runIds] } }),
+          : target.pipelineId !== undefined
+            ? await api.POST("/api/v1/pipelines/{pipeline_id}/shares", { params: { path: { pipeline_id: target.pipelineId } }, body })
+            : await api.POST("/api/v1/shares", { body: { ...body, run_ids: [...target.runIds] } }),
       ),
     onSuccess: refresh,
   });

@@ -16,11 +16,25 @@ import { SharesTable } from "./SharesTable";
 
 type SharedRun = Pick<Run, "id" | "name" | "project_id">;
 
-/** `study`: a link to the study page (its runs, those an extension adds too) instead of to these runs. */
-export function ShareDialog({ runs, study, onClose }: { runs: readonly SharedRun[]; study?: { id: number; name: string }; onClose: () => void }) {
-  const projectId = runs[0].project_id;
+/**
+ * `study`: a link to the study page (its runs, those an extension adds too) instead of to these runs; `pipeline`: a
+ * link to the pipeline page (its stages' runs, those launched later too), which may have no run yet.
+ */
+export function ShareDialog({
+  runs,
+  study,
+  pipeline,
+  onClose,
+}: {
+  runs: readonly SharedRun[];
+  study?: { id: number; name: string };
+  pipeline?: { id: number; name: string; projectId: number };
+  onClose: () => void;
+}) {
+  const projectId = pipeline?.projectId ?? runs[0].project_id;
   const runIds = runs.map((r) => r.id);
-  const create = useCreateShare({ runIds, studyId: study?.id });
+  const create = useCreateShare({ runIds, studyId: study?.id, pipelineId: pipeline?.id });
+  const page = study ? { kind: "study", ...study } : pipeline ? { kind: "pipeline", ...pipeline } : null;
   const shares = useQuery(projectSharesQueryOptions(projectId));
   const [title, setTitle] = useState("");
   const [expiry, setExpiry] = useState<ExpiryChoice>(DEFAULT_EXPIRY);
@@ -28,14 +42,16 @@ export function ShareDialog({ runs, study, onClose }: { runs: readonly SharedRun
   const [allowDownloads, setAllowDownloads] = useState(false);
   const [expiryError, setExpiryError] = useState<string | null>(null);
 
-  const defaultTitle = study ? study.name : runs.length === 1 ? runs[0].name : `Comparison of ${runs.length} runs`;
+  const defaultTitle = page ? page.name : runs.length === 1 ? runs[0].name : `Comparison of ${runs.length} runs`;
   const errors = formErrors(create.error, { expires_at: "expiry", title: "title" });
   const related = shares.data
     ? study
       ? shares.data.data.filter((share) => share.study_id === study.id)
-      : linksShowing(shares.data.data, runIds)
+      : pipeline
+        ? shares.data.data.filter((share) => share.pipeline_id === pipeline.id)
+        : linksShowing(shares.data.data, runIds)
     : [];
-  const noun = study ? "study" : runs.length === 1 ? "run" : "comparison";
+  const noun = page ? page.kind : runs.length === 1 ? "run" : "comparison";
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -53,7 +69,7 @@ export function ShareDialog({ runs, study, onClose }: { runs: readonly SharedRun
   const listedSinceCreated = shares.data !== undefined && shares.dataUpdatedAt >= create.submittedAt;
   const createdRevoked =
     created !== undefined && listedSinceCreated && !shares.data.data.some((s) => s.id === created.id);
-  const what = study ? `study “${study.name}” and its runs` : runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
+  const what = page ? `${page.kind} “${page.name}” and its runs` : runs.length === 1 ? `run “${runs[0].name}”` : `${runs.length} runs`;
 
   return (
     <Modal title={`Share this ${noun}`} onClose={onClose}>
@@ -121,7 +137,7 @@ export function ShareDialog({ runs, study, onClose }: { runs: readonly SharedRun
         </form>
       )}
       <section className="share-existing">
-        <h3>Active links to {study ? "this study" : runs.length === 1 ? "this run" : "these runs"}</h3>
+        <h3>Active links to {page ? `this ${page.kind}` : runs.length === 1 ? "this run" : "these runs"}</h3>
         {shares.isPending && <Loading what="share links" />}
         {shares.error && <ErrorBox error={shares.error} />}
         {shares.data && related.length === 0 && <p className="help">No share links yet.</p>}

@@ -40,7 +40,7 @@ export function SharesTable({ shares, showRuns = true, linkRuns = false }: { sha
                 <tr key={share.id} data-share-id={share.id} data-state={state}>
                   <td className="share-title" title={share.title}>
                     {linkRuns ? <Link to={sharedRunsPath(share)}>{share.title}</Link> : share.title}
-                    <span className="help"> · {share.kind === "run" ? "run" : share.kind === "study" ? `study of ${share.run_ids.length} runs` : `${share.run_ids.length} runs`}</span>
+                    <span className="help"> · {share.kind === "run" ? "run" : share.kind === "study" ? `study of ${share.run_ids.length} runs` : share.kind === "pipeline" ? `pipeline of ${share.run_ids.length} runs` : `${share.run_ids.length} runs`}</span>
                   </td>
                   {showRuns && <td className="mono">{share.run_ids.map((id) => `#${id}`).join(", ")}</td>}
                   <td>{share.created_by ?? "—"}</td>
