@@ -1,4 +1,4 @@
-"""The client verbs of `tunelab` (login, runs, datasets, metrics, playground): they talk to a server over HTTP.
+"""The client verbs of `tunelab` (login, runs, pipelines, datasets, metrics, playground): they talk to a server over HTTP.
 
 Registering them imports only argparse; a verb's module (httpx, rich) is imported when it runs, and none imports
 torch, so `tunelab runs list` starts quickly.
@@ -45,7 +45,7 @@ def _parser(sub: Any, name: str, help_text: str, target: str, parents: list[argp
 
 
 def add_client_commands(sub: Any) -> None:
-    """Add login, runs, datasets, metrics and playground to the `tunelab` subparsers."""
+    """Add login, runs, pipelines, datasets, metrics and playground to the `tunelab` subparsers."""
     from tunelab.commands.options import EXIT_CODES_HELP, client_options, seconds
 
     common = [client_options()]
@@ -116,6 +116,8 @@ def add_client_commands(sub: Any) -> None:
     clone.add_argument("--param", action="append", metavar="NAME=VALUE", help="a param to change; repeat")
     clone.add_argument("--idempotency-key", metavar="KEY", help=IDEMPOTENCY_KEY_HELP)
 
+    _add_pipeline_commands(sub, common)
+
     datasets = sub.add_parser("datasets", help="upload and list datasets on a server")
     dataset_verbs = datasets.add_subparsers(dest="datasets_command", required=True)
     upload = _parser(dataset_verbs, "upload", "upload a JSONL or CSV file (a progress bar; errors by line number)",
@@ -164,3 +166,54 @@ def add_client_commands(sub: Any) -> None:
     playground.add_argument("--timeout", type=seconds, metavar="SECONDS",
                             help="give up following the request after this long, exit 6 (default: none; it is "
                             "followed while it waits in line and generates)")
+
+
+PIPELINE_HELP = """
+
+example:
+  tunelab pipelines launch --template rlhf --model smollm2-135m-instruct --dataset 1=my-sft-data \\
+      --dataset 2=my-preferences --param 3.max_steps=200
+  tunelab pipelines watch 4
+
+a pipeline file (YAML or JSON) holds name, project, model, base_run, template, queue and stages, each stage name,
+objective, method, dataset, params, start_from (the stage number whose weights it starts from; 0: the model) and
+reward_from (the reward stage that scores an RL stage); --dataset, --method and --param change a stage by its number"""
+
+
+def _add_pipeline_commands(sub: Any, common: list[argparse.ArgumentParser]) -> None:
+    from tunelab.commands.options import EXIT_CODES_HELP
+
+    pipelines = sub.add_parser("pipelines", help="launch and follow pipelines: runs that start from runs (SFT → "
+                               "reward model → GRPO …), each stage queued when the one before it succeeds",
+                               epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = pipelines.add_subparsers(dest="pipelines_command", required=True)
+    _parser(verbs, "templates", "the server's pipeline templates and their stages", "pipelines:list_templates",
+            common, EXIT_CODES_HELP)
+    launch = _parser(verbs, "launch", "launch a pipeline from a template or a YAML/JSON file (flags win); every "
+                     "stage is checked before anything is queued", "pipelines:launch_pipeline", common,
+                     EXIT_CODES_HELP + PIPELINE_HELP)
+    launch.add_argument("--file", "-f", help="pipeline.yaml or pipeline.json")
+    launch.add_argument("--template", help="rlhf, sft-dpo, pretrain-sft … (tunelab pipelines templates)")
+    launch.add_argument("--model", help="base model of the first stage (GET /models)")
+    launch.add_argument("--base-run", type=int, metavar="RUN_ID", help="start the first stage from this run's weights")
+    launch.add_argument("--name", help="pipeline name (default: the template's)")
+    launch.add_argument("--project", help="project name or id")
+    launch.add_argument("--queue", help="a training queue the server declares (GET /queues; default the server's)")
+    launch.add_argument("--dataset", action="append", metavar="STAGE=DATASET",
+                        help="a stage's dataset (name or id), e.g. 2=my-preferences; repeat")
+    launch.add_argument("--method", action="append", metavar="STAGE=METHOD", help="a stage's method; repeat")
+    launch.add_argument("--param", action="append", metavar="STAGE.NAME=VALUE",
+                        help="a stage's param, e.g. 3.max_steps=200; repeat")
+    launch.add_argument("--idempotency-key", metavar="KEY", help=IDEMPOTENCY_KEY_HELP)
+    listing = _parser(verbs, "list", "the newest pipelines, each stage's status", "pipelines:list_pipelines", common,
+                      EXIT_CODES_HELP)
+    listing.add_argument("--project", help="project name or id (default: every project of yours)")
+    listing.add_argument("--limit", type=int, default=20, help="most pipelines shown (1-200, default 20)")
+    for verb, help_text, target in (
+            ("show", "one pipeline: each stage's status, run, progress and why a stage was canceled",
+             "pipelines:show_pipeline"),
+            ("watch", "follow a pipeline stage by stage until it ends; exits 0 when every stage succeeded, 1 when one "
+             "failed, 2 when it was canceled", "pipelines:watch_pipeline"),
+            ("cancel", "cancel the stage running (it stops at its next step) and every stage after it",
+             "pipelines:cancel_pipeline")):
+        _parser(verbs, verb, help_text, target, common, EXIT_CODES_HELP).add_argument("pipeline_id", type=int)
