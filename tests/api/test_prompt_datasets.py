@@ -36,3 +36,15 @@ def test_a_prompt_row_without_a_prompt_is_refused_naming_the_line(client):
     assert "should be text or a number" in error["message"]
     assert [(e["line"], e["field"]) for e in error["details"]["errors"]] == [(3, "answer"),
                                                                                            (4, "prompt")], error
+
+
+def test_a_feedback_file_whose_first_row_lacks_its_label_is_feedback_with_the_label_named(client):
+    """A prompt and a completion are a rated answer (KTO's feedback), even when the first row lost its label: the
+    upload is refused naming that line's label, not stored as prompts whose completions would go unused."""
+    rows = [{"prompt": "2+2?", "completion": "4"}, {"prompt": "2+3?", "completion": "6", "label": False}]
+    response = upload(client, jsonl(rows))
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["message"].startswith("line 1: label: "), error
+    fixed = upload(client, jsonl([{**rows[0], "label": True}, rows[1]]))
+    assert fixed.status_code == 201 and fixed.json()["format"] == "feedback", fixed.text

@@ -91,6 +91,8 @@ SIGNATURE_KEYS: list[tuple[DatasetFormat, frozenset[str]]] = [
     (DatasetFormat.chat, frozenset({"messages"})),
     (DatasetFormat.instruction, frozenset({"instruction", "output"})),
     (DatasetFormat.text, frozenset({"text"})),
+    # A rated answer whose label is missing is a feedback row with an error to name, not a prompt with extra keys.
+    (DatasetFormat.feedback, frozenset({"prompt", "completion"})),
     # Last: any format with a prompt and more is one of the above.
     (DatasetFormat.prompt, frozenset({"prompt"})),
 ]
