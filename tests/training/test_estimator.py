@@ -4,8 +4,8 @@ method), and its total is near CUDA's peak on a GPU."""
 import pytest
 
 from tests.training.test_smollm2 import smollm2_dir  # noqa: F401  (the fixture)
-from tunelab.training.estimator import estimate_memory
-from tunelab.training.registry import get_method, list_methods, params_model
+from tunelab.training.estimator import estimate_memory, tokens_per_example, tokens_to_train
+from tunelab.training.registry import get_method, get_objective, list_methods, params_model
 
 CPU_METHODS = [m.name for m in list_methods() if not m.requires_cuda]
 STATIC_PARTS = {
@@ -154,3 +154,117 @@ def test_the_first_estimates_of_a_fresh_process_may_come_from_many_threads(asset
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "llama" in done.stdout
+
+
+def _online_params(objective: str, method: str, **params):
+    return params_model(objective, method).model_validate({"per_device_train_batch_size": 4, **params})
+
+
+@pytest.mark.parametrize(("objective", "method", "beta", "keeps"), [
+    ("grpo", "full", None, False),  # TRL's default beta 0: no KL term, no reference
+    ("grpo", "full", 0.1, True),
+    ("rloo", "full", None, True),  # RLOO's default beta 0.05
+    ("rloo", "full", 0.0, False),
+    ("grpo", "lora", 0.1, False),  # the reference is the base with the adapter disabled
+])
+def test_an_online_rl_reference_is_counted_only_with_a_kl_term(assets, objective, method, beta, keeps):
+    """TRL's GRPO and RLOO trainers load a reference copy of the policy only for beta > 0, and only without PEFT."""
+    params = _online_params(objective, method, **({} if beta is None else {"beta": beta}))
+    estimate = estimate_memory(str(assets.tiny_model), get_method(method), params, objective=get_objective(objective))
+    if keeps:  # full fine-tuning's reference: the base loaded as the policy is, fp32
+        assert estimate["reference_weights_bytes"] == estimate["total_params"] * 4
+    else:
+        assert estimate["reference_weights_bytes"] == 0
+
+
+def _kv_cache_of_a_forward(model, sequence_length: int, batch: int) -> int:
+    """Bytes of the keys and values the real model caches for `batch` sequences of `sequence_length` tokens."""
+    import torch
+
+    input_ids = torch.randint(0, model.config.vocab_size, (batch, sequence_length))
+    with torch.no_grad():
+        cache = model(input_ids=input_ids, use_cache=True).past_key_values
+    return sum(tensor.numel() * tensor.element_size() for layer in cache.layers for tensor in (layer.keys, layer.values))
+
+
+def test_online_rl_samples_prompt_and_completion_with_a_kv_cache(assets):
+    """GRPO's policy trains on prompt + completion (max_length bounds the prompt: TRL cuts none), and sampling caches the
+    keys and values of every completion of an optimizer step (TRL's generation batch: the per-device batch × the
+    accumulation steps, each a completion; the group size only splits it)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    grpo, full = get_objective("grpo"), get_method("full")
+    params = _online_params("grpo", "full", max_length=16, max_completion_length=8, gradient_accumulation_steps=2,
+                            precision="fp32")
+    estimate = estimate_memory(str(assets.tiny_model), full, params, objective=grpo)
+    assert estimate["sequence_length"] == 24
+    sft = estimate_memory(str(assets.tiny_model), full, params_model("sft", "full").model_validate(
+        {"per_device_train_batch_size": 4, "max_length": 24, "precision": "fp32"}))
+    assert estimate["activations_bytes"] == sft["activations_bytes"]
+
+    torch.manual_seed(0)
+    real = _kv_cache_of_a_forward(AutoModelForCausalLM.from_pretrained(assets.tiny_model), 24, 4 * 2)
+    assert estimate["generation_kv_cache_bytes"] == real
+
+    def kv_cache(**changed) -> int:
+        return estimate_memory(str(assets.tiny_model), full, params.model_copy(update=changed),
+                               objective=grpo)["generation_kv_cache_bytes"]
+
+    assert kv_cache(max_completion_length=32) == real * (16 + 32) // 24
+    assert kv_cache(gradient_accumulation_steps=4) == 2 * real
+    assert kv_cache(num_generations=2) == real
+    assert kv_cache(precision="bf16") == real // 2
+    # Sampling's cache is freed before the training step's forward: the peak holds the larger of the two.
+    state = estimate["weights_bytes"] + estimate["gradients_bytes"] + estimate["optimizer_states_bytes"]
+    step = estimate["activations_bytes"] + estimate["backward_temporaries_bytes"]
+    assert estimate["per_device_bytes"][0] == state + max(step, estimate["generation_kv_cache_bytes"])
+    assert estimate_memory(str(assets.tiny_model), full, params_model("sft", "full").model_validate({}))[
+        "generation_kv_cache_bytes"] == 0
+
+
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_a_named_reward_model_is_counted_beside_the_policy(assets, method):
+    """A reward run's model scores the completions in the training process: the base with a one-output score head,
+    loaded whole, frozen, in fp32 (as the engine's load_reward_model loads it)."""
+    from transformers import AutoModelForSequenceClassification
+
+    grpo, spec = get_objective("grpo"), get_method(method)
+    without = estimate_memory(str(assets.tiny_model), spec, _online_params("grpo", method), objective=grpo)
+    named = estimate_memory(str(assets.tiny_model), spec, _online_params("grpo", method, reward_model_run=7),
+                            objective=grpo)
+    assert without["reward_model_weights_bytes"] == 0
+    scorer = AutoModelForSequenceClassification.from_pretrained(assets.tiny_model, num_labels=1)
+    real = sum(p.numel() * p.element_size() for p in scorer.parameters())
+    assert named["reward_model_weights_bytes"] == real
+    assert named["per_device_bytes"][0] - without["per_device_bytes"][0] == real
+
+
+def test_kto_trains_each_preference_pair_as_two_examples(assets):
+    """KTO takes a pair apart into a desirable and an undesirable answer: an epoch on N pairs trains 2N examples of
+    one sequence each, the tokens DPO trains on the same pairs as N examples of two sequences; feedback rows are one
+    example each."""
+    from tests.training.conftest import read_jsonl
+    from tunelab.training.models import load_tokenizer
+    from tunelab.training.objectives import kto
+    from tunelab.training.objectives.preference import preference_records
+
+    tokenizer = load_tokenizer(str(assets.tiny_model))
+    pairs = preference_records(read_jsonl(assets.preference_dataset))
+    spec = get_objective("kto")
+    per_row = spec.examples_per_row.get("preference", 1)
+    assert len(kto.unpaired_records(pairs)) == len(pairs) * per_row == 2 * len(pairs)
+
+    epoch = {"max_steps": 0, "eval_split": 0, "max_length": 64}
+    params = params_model("kto", "full").model_validate(epoch)
+    lengths = [length for pair in kto.sequence_lengths(pairs, tokenizer) for length in pair]
+    kto_tokens = tokens_to_train(params, 1, len(pairs), tokens_per_example(lengths, params, spec), per_row)
+    assert kto_tokens == int(sum(min(length, 64) for length in lengths))
+    dpo, dpo_params = get_objective("dpo"), params_model("dpo", "full").model_validate(epoch)
+    assert tokens_to_train(dpo_params, 1, len(pairs), tokens_per_example(lengths, dpo_params, dpo),
+                           dpo.examples_per_row.get("preference", 1)) == kto_tokens
+
+    rated = kto.feedback_records(read_jsonl(assets.feedback_dataset))
+    feedback_lengths = list(kto.sequence_lengths(rated, tokenizer))
+    assert tokens_to_train(params, 1, len(rated), tokens_per_example(feedback_lengths, params, spec),
+                           spec.examples_per_row.get("feedback", 1)) == sum(min(n, 64) for n in feedback_lengths)

@@ -171,3 +171,28 @@ def test_lora_plus_gives_the_b_matrices_a_higher_learning_rate(assets, tmp_path)
     assert {name for name, parameter in trainer.model.named_parameters() if parameter.requires_grad} == set(rates)
     assert all(group["weight_decay"] == 0.01 for group in optimizer.param_groups if group["params"])
     assert spec.build_optimizer(trainer, params.model_copy(update={"loraplus_lr_ratio": 0.0})) is None
+
+
+@pytest.mark.parametrize(("objective", "params", "refused"), [
+    ("dpo", {}, True),
+    ("grpo", {"beta": 0.0}, False),
+    ("grpo", {"beta": 0.1}, True),
+    ("rloo", {}, True),  # RLOO's default beta is above 0: it keeps a reference
+    ("reward", {}, True),  # a score head PiSSA's plain-LoRA conversion would not keep
+])
+def test_pissa_is_refused_where_a_reference_or_a_score_head_would_be_wrong(objective, params, refused):
+    """Disabling a PiSSA adapter does not give the base back, so PiSSA is refused where the objective compares with a
+    reference: DPO always, GRPO only at beta > 0 (at beta 0 TRL loads no reference)."""
+    from pydantic import ValidationError
+
+    from tunelab.training import registry
+
+    given = {"init_lora_weights": "pissa", "reward_exact_match": 1.0} if objective in ("grpo", "rloo") else {
+        "init_lora_weights": "pissa"}
+    try:
+        registry.resolve_params("lora", {**given, **params}, objective)
+    except ValidationError as exc:
+        assert refused, exc
+        assert "PiSSA" in str(exc)
+    else:
+        assert not refused, f"PiSSA with {objective} {params} was accepted"

@@ -26,7 +26,11 @@ class MemoryBreakdown(BaseModel):
     weights_bytes: int = Field(description="Every parameter: frozen ones in the dtype they are loaded in, trained "
                                "ones in fp32")
     reference_weights_bytes: int = Field(description="The frozen reference model a preference objective keeps when "
-                                         "the method has no adapter to disable (full DPO)")
+                                         "the method has no adapter to disable (full DPO; full GRPO or RLOO with a "
+                                         "KL term, beta above 0)")
+    reward_model_weights_bytes: int = Field(0, description="The frozen reward model an online RL run names "
+                                            "(reward_run_param) and scores its completions with: the base with a "
+                                            "one-output score head, in fp32")
     gradients_bytes: int
     optimizer_states_bytes: int = Field(description="AdamW: two fp32 moments per trained parameter")
     activations_bytes: int = Field(description="What autograd keeps for the backward pass, with the params' "
@@ -38,16 +42,24 @@ class MemoryBreakdown(BaseModel):
                                      "formula of Korthikanti et al. (4-bit weights)")
     backward_temporaries_bytes: int = Field(0, description="Allocated and freed within the backward pass (the "
                                             "logits' gradient beside their log-probabilities): part of the peak")
+    generation_kv_cache_bytes: int = Field(0, description="Online RL: the keys and values cached while the "
+                                           "completions of an optimizer step are sampled (prompt + "
+                                           "max_completion_length tokens each). Freed before the training step: the "
+                                           "total holds the larger of it and the activations with the backward "
+                                           "temporaries")
     sequence_length: int = Field(description="Tokens per sequence of the longest batch the activations are counted "
-                                 "for: the dataset's longest row cut at max_length, else max_length")
+                                 "for: the dataset's longest row cut at max_length, else max_length; for online RL "
+                                 "the longest prompt (not cut; max_length without a dataset) + max_completion_length")
     sequence_length_basis: Literal["dataset", "max_length"] = Field(
         description="dataset: the chosen dataset's longest row with this model's tokenizer; max_length: no dataset "
         "chosen, or the objective packs rows into full blocks")
 
-    @computed_field(description="Weights (and a reference model) + gradients + optimizer states")  # type: ignore[prop-decorator]
+    @computed_field(description="Weights (and a reference model, a reward model) + gradients + optimizer "  # type: ignore[prop-decorator]
+                    "states")
     @property
     def model_state_bytes(self) -> int:
-        return self.weights_bytes + self.reference_weights_bytes + self.gradients_bytes + self.optimizer_states_bytes
+        return (self.weights_bytes + self.reference_weights_bytes + self.reward_model_weights_bytes
+                + self.gradients_bytes + self.optimizer_states_bytes)
 
 
 class ProcessPeakEstimate(BaseModel):

@@ -12,6 +12,9 @@ Artifacts under job.output_dir:
                       float32, trained model in eval mode)
   predictions.jsonl   evaluation by generation: per eval row (the first generation_eval_rows), prompt, expected,
                       tuned and base answers (greedy) and each one's exact match, ROUGE-L and BLEU
+  rl_samples.jsonl    online RL (GRPO, RLOO): up to 4 of the completions the policy sampled at each eval (at logging
+                      steps without an eval split), at most 200 rows: step, split, prompt, completion, expected,
+                      rewards (each component's value), reward (their weighted sum), advantage
 """
 
 import json
@@ -281,6 +284,7 @@ def _run(job: TrainingJob, sink: RunSink) -> TrainingResult:
                    *([generation_callback] if generation_callback is not None else [])],
         load_base_model=load_base_model,
         load_reward_model=load_reward_model if job.reward_model is not None else None,
+        output_dir=output_dir,
     ))
     if not main_process:
         shutil.rmtree(tokenizer_dir, ignore_errors=True)

@@ -24,6 +24,12 @@ The process's peak also holds what the backward pass allocates and frees (the lo
 log-probabilities: two logits-sized fp32 tensors) and, on a CPU, the runtime's own memory (interpreter, torch,
 transformers), which the caller measures on earlier runs. Data parallel with ZeRO stage 1/2/3 divides the optimizer
 states / + gradients / + weights by the number of processes.
+
+An objective that samples its own completions (online RL) trains on prompt + completion sequences, and before each
+training step writes them with a KV cache: 2 (keys, values) × layers × key/value heads × head dim × sequence × the
+completions written at once, in the compute dtype. The cache is freed before the forward of the loss, so the peak holds
+the larger of it and the training step's activations. A reward model such an objective scores with is a frozen
+sequence classifier on the same base, loaded beside the policy.
 """
 
 import functools
@@ -38,7 +44,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from tunelab.training.libraries import import_libraries
 from tunelab.training.models import find_gguf, model_class
 from tunelab.training.params import TrainingParams
-from tunelab.training.registry import MethodSpec, ModelHead, ObjectiveSpec, get_method, peft_task_type
+from tunelab.training.registry import (
+    MethodSpec,
+    ModelHead,
+    ModelLoading,
+    ObjectiveSpec,
+    get_method,
+    peft_task_type,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -86,6 +99,7 @@ class MemoryEstimate(TypedDict):
     trainable_params: int
     weights_bytes: int
     reference_weights_bytes: int  # a preference objective's frozen reference model, when it keeps one
+    reward_model_weights_bytes: int  # the frozen reward model an online RL run scores its completions with
     gradients_bytes: int
     optimizer_states_bytes: int
     activations_bytes: int  # with the run's gradient_checkpointing setting
@@ -93,6 +107,8 @@ class MemoryEstimate(TypedDict):
     activations_without_checkpointing_bytes: int
     activations_traced: bool  # counted from the forward on the meta device (else the per-layer formula)
     backward_temporaries_bytes: int  # allocated and freed within the backward pass: part of the peak
+    generation_kv_cache_bytes: int  # the KV cache of sampling completions (online RL): freed before the training step
+    sequence_length: int  # tokens of the sequences the activations are counted for (prompt + completion for online RL)
     per_device_bytes: dict[int, int]  # ZeRO stage (0 = plain DDP) -> total on each device
 
 
@@ -116,6 +132,23 @@ def meta_model(model_path: str, head: ModelHead = "causal_lm") -> "PreTrainedMod
 
     with torch.device("meta"):
         return model_class(head).from_config(_head_config(read_model_config(model_path), head))
+
+
+@functools.lru_cache(maxsize=32)
+def frozen_model_params(model_path: str, head: ModelHead) -> int:
+    """Parameters of the model of `model_path` with `head`, loaded whole and frozen (a reward model that scores)."""
+    return sum(parameter.numel() for parameter in meta_model(model_path, head).parameters())
+
+
+def kv_cache_bytes(model_path: str, precision: str, sequence_length: int, sequences: int) -> int:
+    """The keys and values generation caches for `sequences` sequences of `sequence_length` tokens, in the compute
+    dtype: 2 × layers × key/value heads × head dim per token (grouped-query attention caches fewer heads)."""
+    config = read_model_config(model_path).get_text_config()
+    heads = int(config.num_attention_heads)
+    kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
+    head_dim = int(getattr(config, "head_dim", None) or int(config.hidden_size) // heads)
+    dtype_bytes = DTYPE_BYTES[COMPUTE_DTYPES[precision]]
+    return 2 * int(config.num_hidden_layers) * kv_heads * head_dim * dtype_bytes * sequence_length * sequences
 
 
 def _head_config(config: Any, head: ModelHead) -> Any:
@@ -351,8 +384,13 @@ def activation_bytes(shape: ModelShape, sequence_length: int, micro_batch: int, 
 def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams, num_processes: int = 1,
                     objective: ObjectiveSpec | None = None) -> MemoryEstimate:
     """Weights, gradients, optimizer states and activations of a run, and its total per device for each ZeRO stage.
-    The objective (SFT when None) says how many sequences an example runs and whether a reference model is kept."""
+    The objective (SFT when None) says how many sequences an example runs, whether a reference model is kept, whether
+    completions are sampled (params.max_length bounds their prompts then) and whether a reward model scores them."""
     head = objective.model_head if objective is not None else "causal_lm"
+    completion_length = _completion_length(params, objective)
+    if completion_length:
+        # The policy trains on each prompt followed by its sampled completion.
+        params = params.model_copy(update={"max_length": params.max_length + completion_length})
     shape = model_shape(model_path, method, params, head)
     # A causal LM's head gives a logit per vocabulary entry for each token; a reward model's, one score.
     outputs_per_token = shape.vocab_size if head == "causal_lm" else 1
@@ -365,8 +403,13 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
     gradients = shape.trainable_params * FP32_BYTES
     optimizer_states = shape.trainable_params * ADAM_MOMENT_BYTES + shape.trainable_tensors * ADAM_STEP_BYTES
     # A reference for a method without an adapter to disable is the base loaded once more, as the method loads it.
-    keeps_reference = objective is not None and objective.keeps_reference_model and not method.peft
+    keeps_reference = objective is not None and objective.keeps_reference(params) and not method.peft
     reference_weights = shape.total_params * frozen_bytes if keeps_reference else 0
+    reward_run_param = objective.reward_run_param if objective is not None else None
+    scores_with_reward_model = reward_run_param is not None and getattr(params, reward_run_param, None) is not None
+    # The engine loads the reward model as load_model_and_tokenizer does by default (fp32), whatever the precision.
+    reward_model_weights = (frozen_model_params(model_path, "sequence_classification")
+                            * DTYPE_BYTES[ModelLoading().dtype] if scores_with_reward_model else 0)
     # Prompt-learning methods put their virtual tokens in front of every sequence.
     sequence_length = params.max_length + int(getattr(params, "num_virtual_tokens", 0) or 0)
     micro_batch = params.per_device_train_batch_size * (objective.sequences_per_example if objective else 1)
@@ -383,9 +426,14 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
     # The loss's backward holds the logits' fp32 gradient beside their saved log-probabilities (the formula's logits
     # term counts those copies already).
     temporaries = 2 * sequence_length * micro_batch * outputs_per_token * FP32_BYTES if traced is not None else 0
+    # TRL's online trainers write the completions of every accumulation step of an optimizer step at once
+    # (steps_per_generation defaults to gradient_accumulation_steps); their batch counts completions.
+    kv_cache = (kv_cache_bytes(model_path, precision, sequence_length,
+                               params.per_device_train_batch_size * params.gradient_accumulation_steps)
+                if completion_length else 0)
     per_device = {
-        stage: sharded_total(weights + reference_weights, gradients, optimizer_states, activations + temporaries,
-                             stage, num_processes)
+        stage: sharded_total(weights + reference_weights + reward_model_weights, gradients, optimizer_states,
+                             max(activations + temporaries, kv_cache), stage, num_processes)
         for stage in ZERO_STAGES
     }
     return {
@@ -393,6 +441,7 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
         "trainable_params": shape.trainable_params,
         "weights_bytes": weights,
         "reference_weights_bytes": reference_weights,
+        "reward_model_weights_bytes": reward_model_weights,
         "gradients_bytes": gradients,
         "optimizer_states_bytes": optimizer_states,
         "activations_bytes": activations,
@@ -400,8 +449,17 @@ def estimate_memory(model_path: str, method: MethodSpec, params: TrainingParams,
         "activations_without_checkpointing_bytes": without_checkpointing,
         "activations_traced": traced is not None,
         "backward_temporaries_bytes": temporaries,
+        "generation_kv_cache_bytes": kv_cache,
+        "sequence_length": sequence_length,
         "per_device_bytes": per_device,
     }
+
+
+def _completion_length(params: TrainingParams, objective: ObjectiveSpec | None) -> int:
+    """The most tokens the objective samples after each prompt; 0 for one that samples nothing."""
+    if objective is None or objective.completion_length_param is None:
+        return 0
+    return int(getattr(params, objective.completion_length_param))
 
 
 def sharded_total(weights: int, gradients: int, optimizer_states: int, activations: int, zero_stage: int,
@@ -420,10 +478,13 @@ def sequence_length_for_memory(sequence_lengths: Sequence[int] | None, params: T
                                objective: ObjectiveSpec | None = None) -> int:
     """The longest sequence a batch of the run can hold: a batch is padded to its longest row, so the dataset's
     longest row cut at max_length; max_length itself when the rows are unknown or the objective packs them into
-    full blocks."""
+    full blocks. For an objective that samples completions, the longest prompt: its trainer cuts none (the
+    completion is added by estimate_memory)."""
     packs = objective is not None and (objective.packs_rows or getattr(params, "packing", False))
     if packs or not sequence_lengths:
         return params.max_length
+    if objective is not None and objective.completion_length_param is not None:
+        return max(sequence_lengths)
     return min(params.max_length, max(sequence_lengths))
 
 
@@ -445,9 +506,11 @@ def examples_per_step(params: TrainingParams, num_processes: int) -> int:
 
 
 def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: int | None,
-                    per_example: float | None = None) -> int | None:
+                    per_example: float | None = None, examples_per_row: int = 1) -> int | None:
     """The tokens the run trains on: examples × `per_example` tokens, by default every example at max_length (an
-    upper bound); None when the number of examples cannot be known (epochs of an unknown dataset)."""
+    upper bound); None when the number of examples cannot be known (epochs of an unknown dataset). An epoch's
+    examples are its train rows × `examples_per_row` (ObjectiveSpec.examples_per_row of the dataset's format: the
+    eval split is drawn on rows)."""
     per_example = params.max_length if per_example is None else per_example
     per_step = examples_per_step(params, num_processes)
     if params.max_steps:
@@ -455,7 +518,7 @@ def tokens_to_train(params: TrainingParams, num_processes: int, dataset_rows: in
     if dataset_rows is None:
         return None
     train_rows = dataset_rows - (max(1, round(dataset_rows * params.eval_split)) if params.eval_split > 0 else 0)
-    return int(max(0, train_rows) * params.num_train_epochs * per_example)
+    return int(max(0, train_rows) * examples_per_row * params.num_train_epochs * per_example)
 
 
 # ---------------------------------------------------------------- what earlier runs measured

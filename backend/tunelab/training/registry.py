@@ -63,6 +63,8 @@ class TrainerInputs:
     # Loads the reward model the run names (a reward run's, frozen, for scoring), with its tokenizer; None when the
     # run names none.
     load_reward_model: "Callable[[], tuple[Any, PreTrainedTokenizerBase]] | None" = None
+    # The run's output folder, where an objective writes files of its own (rank 0); None: it writes none.
+    output_dir: Path | None = None
 
 
 def default_model_loading(method: "MethodSpec", params: TrainingParams) -> ModelLoading:
@@ -135,8 +137,13 @@ class ObjectiveSpec:
     # activations scale with it.
     sequences_per_example: int = 1
     # Whether a method that trains the weights themselves keeps a frozen copy of the base as the reference (with PEFT
-    # the reference is the base with the adapter disabled): the estimate counts its weights.
+    # the reference is the base with the adapter disabled), with the objective's default params: the estimate counts
+    # its weights.
     keeps_reference_model: bool = False
+    # (validated params) -> whether a run with these params keeps that reference, for an objective where it depends on
+    # them (TRL's online RL trainers load one only for a KL term, beta > 0); None: keeps_reference_model, whatever the
+    # params. `keeps_reference` asks it.
+    reference_model_when: Callable[[Any], bool] | None = None
     # The objective's learning rate relative to SFT's for the same method (DPO trains 40× gentler: full 2e-5 → 5e-7,
     # LoRA 2e-4 → 5e-6).
     learning_rate_scale: float = 1.0
@@ -161,6 +168,15 @@ class ObjectiveSpec:
     # The param that names a reward run whose model scores the run's completions (online RL): the launch checks that
     # run (this project's, a succeeded reward model) and the worker loads its weights; None: no such param.
     reward_run_param: str | None = None
+    # The param bounding the completions the objective samples itself and trains on (online RL's
+    # max_completion_length): each sequence it trains on is a prompt, which its trainer does not cut at max_length,
+    # followed by up to that many tokens, and sampling keeps their keys and values (the estimate counts both); None: it
+    # samples nothing.
+    completion_length_param: str | None = None
+    # Examples its trainer makes of one dataset row, by dataset format, where that is not one (KTO takes a preference
+    # pair apart into a desirable and an undesirable answer: two examples of one sequence each): the estimate's
+    # training tokens of an epoch count them.
+    examples_per_row: Mapping[str, int] = field(default_factory=dict)
     # Its trainer lines its labels up with logits that prompt tuning or P-tuning lengthened by their virtual tokens
     # (TRL's SFT, DPO and KTO trainers do; the experimental CPO and ORPO trainers fail on the shapes): those methods
     # do not train an objective that does not (MethodSpec.prepends_virtual_tokens).
@@ -169,6 +185,10 @@ class ObjectiveSpec:
     @property
     def generates(self) -> bool:
         return self.model_head == "causal_lm"
+
+    def keeps_reference(self, params: Any) -> bool:
+        """Whether a run with `params` (validated) keeps a frozen reference when its method has no adapter to disable."""
+        return self.keeps_reference_model if self.reference_model_when is None else self.reference_model_when(params)
 
     @property
     def peft_task_type(self) -> str:

@@ -57,8 +57,8 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
     dataset = _dataset(session, body.dataset, project_ids)
     lengths = _sequence_lengths(settings, dataset, model_path)
     try:
-        memory, sequence_length = memory_of(model_path, choice.objective, choice.method, params, lengths,
-                                            num_processes)
+        memory, sequence_length_basis = memory_of(model_path, choice.objective, choice.method, params, lengths,
+                                                  num_processes)
     except (OSError, ValueError) as exc:  # a config transformers cannot read, or an architecture it cannot build
         raise AppError("VALIDATION_ERROR", f"model: cannot read the model's config to estimate it: {exc}",
                        [{"field": "model", "message": "config not readable"}]) from None
@@ -72,14 +72,16 @@ def estimate_run(session: Session, settings: Settings, body: EstimateCreate, pro
         gradient_checkpointing=params.gradient_checkpointing,
         memory=MemoryBreakdown(
             weights_bytes=memory["weights_bytes"], reference_weights_bytes=memory["reference_weights_bytes"],
+            reward_model_weights_bytes=memory["reward_model_weights_bytes"],
             gradients_bytes=memory["gradients_bytes"],
             optimizer_states_bytes=memory["optimizer_states_bytes"], activations_bytes=memory["activations_bytes"],
             activations_with_checkpointing_bytes=memory["activations_with_checkpointing_bytes"],
             activations_without_checkpointing_bytes=memory["activations_without_checkpointing_bytes"],
             activations_traced=memory["activations_traced"],
             backward_temporaries_bytes=memory["backward_temporaries_bytes"],
-            sequence_length=sequence_length,
-            sequence_length_basis="dataset" if lengths and sequence_length < params.max_length else "max_length",
+            generation_kv_cache_bytes=memory["generation_kv_cache_bytes"],
+            sequence_length=memory["sequence_length"],
+            sequence_length_basis=sequence_length_basis,
         ),
         per_device=[StrategyTotal(zero_stage=stage, total_bytes=size) for stage, size in memory["per_device_bytes"].items()],
         total_per_device_bytes=total,
@@ -125,12 +127,14 @@ def _gib(size: int) -> str:
 
 def memory_of(model_path: Path, objective: registry.ObjectiveSpec, method: registry.MethodSpec,
               params: TrainingParams, lengths: Sequence[int] | None,
-              num_processes: int) -> tuple[estimator.MemoryEstimate, int]:
-    """The memory of the run and the sequence length it is counted at: the longest batch the dataset's rows (their
-    token `lengths`, when known) can make."""
+              num_processes: int) -> tuple[estimator.MemoryEstimate, Literal["dataset", "max_length"]]:
+    """The memory of the run, counted at the longest batch the dataset's rows (their token `lengths`, when known) can
+    make, and what decided that length: the dataset, or max_length."""
     sequence_length = estimator.sequence_length_for_memory(lengths, params, objective)
     longest_batch = params.model_copy(update={"max_length": sequence_length})
-    return estimator.estimate_memory(str(model_path), method, longest_batch, num_processes, objective), sequence_length
+    basis: Literal["dataset", "max_length"] = (
+        "dataset" if lengths and sequence_length != params.max_length else "max_length")
+    return estimator.estimate_memory(str(model_path), method, longest_batch, num_processes, objective), basis
 
 
 def _process_peak(session: Session, settings: Settings, model: str, method: str, queue: str, total_per_device: int,
@@ -252,9 +256,11 @@ def _tokens_to_train(dataset: Dataset | None, lengths: Sequence[int] | None, cho
     tokenizer when the dataset is chosen (the throughput it is divided by was measured on real tokens too), else
     every example at max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
     examples_per_step = estimator.examples_per_step(params, num_processes)
+    examples_per_row = choice.objective.examples_per_row.get(dataset.format, 1) if dataset is not None else 1
     if dataset is None or lengths is None:  # without a tokenizer the dataset can go through, the bound still holds
-        tokens = estimator.tokens_to_train(params, num_processes, None if dataset is None else dataset.row_count)
+        tokens = estimator.tokens_to_train(params, num_processes, None if dataset is None else dataset.row_count,
+                                           examples_per_row=examples_per_row)
         return tokens, "max_length", examples_per_step * params.max_length
     per_example = estimator.tokens_per_example(lengths, params, choice.objective)
-    return (estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example), "dataset",
-            examples_per_step * per_example)
+    return (estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example, examples_per_row),
+            "dataset", examples_per_step * per_example)

@@ -123,7 +123,7 @@ def check_objective(params: LoraParams, objective: ObjectiveSpec) -> None:
     model with PEFT, no longer gives the base; and PEFT's conversion to a plain LoRA keeps no score head."""
     if params.init_lora_weights != "pissa":
         return
-    if objective.keeps_reference_model:
+    if objective.keeps_reference(params):
         raise ValueError(f"PiSSA changes the base weights, so the {objective.name} objective's reference (the base with "
                          "the adapter disabled) would not be the base: use init_lora_weights default")
     if objective.model_head != "causal_lm":

@@ -48,7 +48,9 @@ register_objective(
         # TRL's default is no KL term (beta 0), so no reference copy; a beta above 0 loads one.
         keeps_reference_model=False,
         learning_rate_scale=0.05,
+        reference_model_when=online_rl.keeps_reference_with,
         reward_run_param="reward_model_run",
+        completion_length_param="max_completion_length",
         eval_loss="mean of the GRPO loss over completions sampled for the eval split's prompts",
     )
 )

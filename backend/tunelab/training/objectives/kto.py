@@ -145,6 +145,8 @@ register_objective(
         # without (no activations kept), as do the rows through the reference.
         sequences_per_example=1,
         keeps_reference_model=True,
+        # A preference pair is taken apart into a desirable and an undesirable answer (unpaired_records).
+        examples_per_row={DatasetFormat.preference.value: 2},
         learning_rate_scale=0.025,
         eval_loss="mean of the per-example loss over the eval split, the KL term estimated within each eval batch",
         next_stage=None,

@@ -117,6 +117,11 @@ def reward_weights(params: OnlineRlParams) -> dict[str, float]:
     return {name: weight for name, weight in declared.items() if weight > 0}
 
 
+def keeps_reference_with(params: Any) -> bool:
+    """TRL's GRPO and RLOO trainers load a reference model only for a KL term (beta above 0)."""
+    return bool(params.beta > 0)
+
+
 def prompt_records(rows: list[Record], dataset_format: str, objective: str) -> list[Record]:
     """Rows → TRL's conversational prompt records with the row's answer beside them (None when it has none):
     prompt rows as they are, instruction rows as their instruction (and input) with the output as the answer."""
@@ -238,19 +243,25 @@ def online_arguments(arguments: dict[str, Any], params: OnlineRlParams) -> dict[
 
 
 def build_online_trainer(inputs: TrainerInputs, config_class: Any, trainer_class: Any, beta: float) -> "Trainer":
-    """A TRL online trainer (GRPOTrainer, RLOOTrainer and their configs) with the run's declared rewards."""
+    """A TRL online trainer (GRPOTrainer, RLOOTrainer and their configs) with the run's declared rewards; it records
+    sample completions with their rewards in the run's rl_samples.jsonl."""
     from datasets import Dataset
 
     from tunelab.training.arguments import trainer_arguments
+    from tunelab.training.rl_samples import RL_SAMPLES_FILE, RlSamplesCallback, expected_answers
 
     funcs, tokenizers, weights = reward_functions(inputs)
     args = config_class(**online_arguments(trainer_arguments(inputs), inputs.params), beta=beta,
                         reward_weights=weights)
-    return cast("Trainer", trainer_class(
+    trainer = cast("Trainer", trainer_class(
         model=inputs.model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(inputs.train_records),
         eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
         processing_class=inputs.tokenizer, reward_processing_classes=tokenizers, peft_config=inputs.peft_config,
         callbacks=inputs.callbacks))
+    if inputs.output_dir is not None:
+        answers = expected_answers(inputs.train_records + inputs.eval_records)
+        trainer.add_callback(RlSamplesCallback(trainer, inputs.output_dir / RL_SAMPLES_FILE, answers))
+    return trainer
 
 
 def prompt_converter(objective: str) -> Callable[[list[Record], str], list[Record]]:

@@ -44,7 +44,9 @@ register_objective(
         # With its default beta the full method keeps a frozen copy of the starting model (TRL loads it).
         keeps_reference_model=True,
         learning_rate_scale=0.05,
+        reference_model_when=online_rl.keeps_reference_with,
         reward_run_param="reward_model_run",
+        completion_length_param="max_completion_length",
         eval_loss="mean of the RLOO loss over completions sampled for the eval split's prompts",
     )
 )
