@@ -248,3 +248,31 @@ def test_a_runs_predictions_are_paged_and_share_links_read_them(team, settings):
     none_yet = _finished_run(team, settings)
     assert http.get(f"{API}/runs/{none_yet['id']}/predictions", headers=built.viewer.headers).json() == {
         "count": 0, "offset": 0, "data": []}
+
+
+def test_a_reward_run_scores_each_completion_and_a_completion_of_your_own(team, settings):
+    """The request names the reward run whose model scores every completion (the worker scores: see
+    tests/worker/test_playground.py); a completion of your own is a slot that is only scored."""
+    reward_run, generating = _finished_run(team, settings, objective="reward"), _finished_run(team, settings)
+    response = _post(team, {"run_ids": [generating["id"]], "prompt": "2+2?", "reward_run": reward_run["id"],
+                            "completion": "4"})
+    assert response.status_code == 202, response.text
+    body = response.json()
+    assert [(s["kind"], s["run_id"]) for s in body["slots"]] == [("base", None), ("run", generating["id"]),
+                                                                  ("given", None)]
+    assert body["scored_by"] == f"run {reward_run['id']}: {reward_run['name']}"
+    stored = json.loads(get_redis().get(f"{settings.redis_namespace}:playground:{body['id']}:request"))
+    assert stored["slots"][2]["text"] == "4"
+    assert stored["scorer"]["start_from"] == [["adapter", str(settings.artifact_dir / str(reward_run["id"]) / "adapter")]]
+
+    only_scored = _post(team, {"prompt": "2+2?", "reward_run": reward_run["id"], "completion": "4"})
+    assert only_scored.status_code == 202 and [s["kind"] for s in only_scored.json()["slots"]] == ["given"]
+
+    for body, field, said in (
+            ({"prompt": "2+2?", "completion": "4"}, "completion", "give reward_run"),
+            ({"prompt": "2+2?", "reward_run": generating["id"], "completion": "4"}, "reward_run", "not a reward model"),
+            ({"run_ids": [generating["id"]], "prompt": "2+2?", "reward_run": 987654}, "reward_run", "does not exist")):
+        refused = _post(team, body)
+        assert refused.status_code in (404, 422), refused.text
+        error = refused.json()["error"]
+        assert error["message"].startswith(f"{field}: ") and said in error["message"], error

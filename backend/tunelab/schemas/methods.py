@@ -20,6 +20,8 @@ class ObjectivePublic(BaseModel):
         description="The objective usually trained next on this one's weights (SFT after continued pretraining, DPO "
         "after SFT): what a run started from a run of this objective defaults to; null: the same objective")
     params_schema: dict[str, Any] = Field(description="The objective's own parameters (beside the method's)")
+    scores_text: bool = Field(description="Its model scores text (a reward model, one output per sequence) instead of "
+                              "generating: what an online RL run's reward_run_param names, and what cannot be prompted")
     reward_run_param: str | None = Field(
         description="The param naming the reward run whose model scores this objective's completions (online RL); a "
         "pipeline stage's reward_from sets it")

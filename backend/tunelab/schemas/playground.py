@@ -32,12 +32,17 @@ class PlaygroundCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     project_id: ResourceId
-    run_ids: list[ResourceId] = Field(min_length=1, max_length=MAX_PLAYGROUND_RUNS,
-                                      description="Succeeded runs of one base model; each gets a completion")
+    run_ids: list[ResourceId] = Field(default_factory=list, max_length=MAX_PLAYGROUND_RUNS,
+                                      description="Succeeded runs of one base model; each gets a completion (none: "
+                                      "only the given completion is scored)")
     include_base: bool = Field(True, description="A completion of the runs' base model too")
     prompt: str | None = Field(None, min_length=1, max_length=MAX_PROMPT_CHARS)
     dataset_row: DatasetRowPrompt | None = Field(None, description="Instead of prompt: a row of a dataset")
     sampling: SamplingParams = Field(default_factory=SamplingParams)
+    reward_run: ResourceId | None = Field(None, description="A succeeded reward run of the project: its model scores "
+                                          "the prompt with each completion (higher: preferred)")
+    completion: str | None = Field(None, min_length=1, max_length=MAX_PROMPT_CHARS,
+                                   description="A completion of your own, scored by reward_run beside the models'")
 
     @model_validator(mode="after")
     def _one_prompt(self) -> "PlaygroundCreate":
@@ -50,7 +55,7 @@ class PlaygroundCreate(BaseModel):
 
 class CompletionSlot(BaseModel):
     slot: int = Field(description="The slot's number in the stream's events")
-    kind: Literal["base", "run"]
+    kind: Literal["base", "run", "given"] = Field(description="given: the request's own completion, scored only")
     run_id: int | None
     label: str
     chat_template: bool = Field(description="Whether the prompt went through the chat template the run trained with")
@@ -62,8 +67,10 @@ class PlaygroundPublic(BaseModel):
     prompt: str | list[dict[str, str]] = Field(description="The prompt text, or the dataset row's conversation")
     expected: str | None = Field(description="The dataset row's answer, when the prompt came from one")
     slots: list[CompletionSlot]
+    scored_by: str | None = Field(None, description="The reward run that scores each completion, when one was given")
     events_url: str = Field(description="Server-Sent Events: `token` {slot, text}, `done` {slot, text, token_count, "
-                                        "first_token_s, total_s}, `failed` {slot, message}, then `end`")
+                                        "first_token_s, total_s}, `failed` {slot, message}, with a reward run `score` "
+                                        "{slot, score} (or `score_failed` {slot, message}) after each done, then `end`")
 
 
 class RunSamplePublic(BaseModel):

@@ -127,6 +127,45 @@ class ModelCache:
 warm_models = ModelCache()
 
 
+def load_scorer(source: ModelSource) -> LoadedModel:
+    """A reward run's model, which scores text (a one-output head): its base with the weights it trained (in
+    `source.start_from`, its own last) applied, as an online RL run loads it to score completions."""
+    import_libraries()
+    import torch
+
+    from tunelab.training.models import load_starting_model
+    from tunelab.training.sink import StartingWeights
+
+    model: Any
+    model, tokenizer = load_starting_model(
+        source.base, [StartingWeights(kind=cast(Any, kind), path=Path(path)) for kind, path in source.start_from],
+        Path(source.tokenizer_dir) if source.tokenizer_dir else None, head="sequence_classification")
+    if torch.cuda.is_available():
+        model.to("cuda")
+    model.eval()
+    return LoadedModel(model=model, tokenizer=tokenizer)
+
+
+warm_scorers = ModelCache(size=1, loader=load_scorer)
+
+
+def score_completion(scorer: LoadedModel, prompt: "str | Messages", completion: str) -> float:
+    """The reward model's score of `completion` as the answer to `prompt`: the conversation through its chat template
+    (or the prompt and the completion joined), as TRL's online trainers score a completion with a reward model."""
+    import torch
+
+    tokenizer = scorer.tokenizer
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+    if tokenizer.chat_template:
+        text = cast(str, tokenizer.apply_chat_template([*messages, {"role": "assistant", "content": completion}],
+                                                       tokenize=False))
+    else:
+        text = (prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in messages)) + completion
+    inputs = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(scorer.model.device)
+    with torch.no_grad():
+        return float(scorer.model(**inputs).logits[0, 0])
+
+
 def render_prompt(tokenizer: "PreTrainedTokenizerBase", prompt: str | Messages, chat: bool) -> str:
     """The text the model continues: the conversation through the chat template up to the assistant's answer when
     the run trained on chats (`chat`), else the prompt as it is (a conversation's turns joined)."""

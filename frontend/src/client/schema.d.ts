@@ -1487,9 +1487,10 @@ export interface components {
             chat_template: boolean;
             /**
              * Kind
+             * @description given: the request's own completion, scored only
              * @enum {string}
              */
-            kind: "base" | "run";
+            kind: "base" | "run" | "given";
             /** Label */
             label: string;
             /** Run Id */
@@ -2081,11 +2082,17 @@ export interface components {
              * @default 0
              */
             backward_temporaries_bytes: number;
+            /**
+             * Generation Kv Cache Bytes
+             * @description Online RL: the keys and values cached while the completions of an optimizer step are sampled (prompt + max_completion_length tokens each). Freed before the training step: the total holds the larger of it and the activations with the backward temporaries
+             * @default 0
+             */
+            generation_kv_cache_bytes: number;
             /** Gradients Bytes */
             gradients_bytes: number;
             /**
              * Model State Bytes
-             * @description Weights (and a reference model) + gradients + optimizer states
+             * @description Weights (and a reference model, a reward model) + gradients + optimizer states
              */
             readonly model_state_bytes: number;
             /**
@@ -2095,12 +2102,18 @@ export interface components {
             optimizer_states_bytes: number;
             /**
              * Reference Weights Bytes
-             * @description The frozen reference model a preference objective keeps when the method has no adapter to disable (full DPO)
+             * @description The frozen reference model a preference objective keeps when the method has no adapter to disable (full DPO; full GRPO or RLOO with a KL term, beta above 0)
              */
             reference_weights_bytes: number;
             /**
+             * Reward Model Weights Bytes
+             * @description The frozen reward model an online RL run names (reward_run_param) and scores its completions with: the base with a one-output score head, in fp32
+             * @default 0
+             */
+            reward_model_weights_bytes: number;
+            /**
              * Sequence Length
-             * @description Tokens per sequence of the longest batch the activations are counted for: the dataset's longest row cut at max_length, else max_length
+             * @description Tokens per sequence of the longest batch the activations are counted for: the dataset's longest row cut at max_length, else max_length; for online RL the longest prompt (not cut; max_length without a dataset) + max_completion_length
              */
             sequence_length: number;
             /**
@@ -2351,6 +2364,11 @@ export interface components {
              * @description The param naming the reward run whose model scores this objective's completions (online RL); a pipeline stage's reward_from sets it
              */
             reward_run_param: string | null;
+            /**
+             * Scores Text
+             * @description Its model scores text (a reward model, one output per sequence) instead of generating: what an online RL run's reward_run_param names, and what cannot be prompted
+             */
+            scores_text: boolean;
             /** Title */
             title: string;
         };
@@ -2537,6 +2555,11 @@ export interface components {
         };
         /** PlaygroundCreate */
         PlaygroundCreate: {
+            /**
+             * Completion
+             * @description A completion of your own, scored by reward_run beside the models'
+             */
+            completion?: string | null;
             /** @description Instead of prompt: a row of a dataset */
             dataset_row?: components["schemas"]["DatasetRowPrompt"] | null;
             /**
@@ -2553,17 +2576,22 @@ export interface components {
             /** Prompt */
             prompt?: string | null;
             /**
-             * Run Ids
-             * @description Succeeded runs of one base model; each gets a completion
+             * Reward Run
+             * @description A succeeded reward run of the project: its model scores the prompt with each completion (higher: preferred)
              */
-            run_ids: number[];
+            reward_run?: number | null;
+            /**
+             * Run Ids
+             * @description Succeeded runs of one base model; each gets a completion (none: only the given completion is scored)
+             */
+            run_ids?: number[];
             sampling?: components["schemas"]["SamplingParams"];
         };
         /** PlaygroundPublic */
         PlaygroundPublic: {
             /**
              * Events Url
-             * @description Server-Sent Events: `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, then `end`
+             * @description Server-Sent Events: `token` {slot, text}, `done` {slot, text, token_count, first_token_s, total_s}, `failed` {slot, message}, with a reward run `score` {slot, score} (or `score_failed` {slot, message}) after each done, then `end`
              */
             events_url: string;
             /**
@@ -2582,6 +2610,11 @@ export interface components {
             prompt: string | {
                 [key: string]: string;
             }[];
+            /**
+             * Scored By
+             * @description The reward run that scores each completion, when one was given
+             */
+            scored_by?: string | null;
             /** Slots */
             slots: components["schemas"]["CompletionSlot"][];
         };

@@ -15,7 +15,7 @@ import { NewRunPage } from "./NewRunPage";
 const NEXT_STAGES: Record<string, string> = { pretrain: "sft", sft: "dpo" };
 const objective = (name: string, dataset_formats: string[]): Schemas["ObjectivePublic"] => ({
   name, title: name.toUpperCase(), description: "", dataset_formats, metric_keys: [], reports_perplexity: name !== "dpo",
-  is_default: name === "sft", learning_rate_scale: 1, next_stage: NEXT_STAGES[name] ?? null, params_schema: {}, reward_run_param: null, defaults: {}, method_defaults: {},
+  is_default: name === "sft", learning_rate_scale: 1, next_stage: NEXT_STAGES[name] ?? null, params_schema: {}, reward_run_param: null, scores_text: false, defaults: {}, method_defaults: {},
 });
 const methods = {
   objectives: [objective("sft", ["instruction"]), objective("dpo", ["preference"])],

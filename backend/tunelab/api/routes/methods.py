@@ -20,7 +20,7 @@ def _objective_public(objective: registry.ObjectiveSpec) -> ObjectivePublic:
                            reports_perplexity=objective.reports_perplexity,
                            learning_rate_scale=objective.learning_rate_scale, next_stage=objective.next_stage,
                            params_schema=objective.params_model.model_json_schema(),
-                           reward_run_param=objective.reward_run_param,
+                           reward_run_param=objective.reward_run_param, scores_text=not objective.generates,
                            defaults=objective.params_model().model_dump(mode="json"), method_defaults=method_defaults)
 
 

@@ -44,6 +44,7 @@ from tunelab.services.accounts.principal import Principal
 from tunelab.services.catalog.datasets import dataset_file
 from tunelab.services.live.live_hub import sse
 from tunelab.services.runs import artifacts
+from tunelab.services.runs import runs as run_checks
 from tunelab.training import registry
 from tunelab.training.formats import DatasetFormat
 from tunelab.training.generation import ModelSource, run_output
@@ -196,6 +197,19 @@ def _source(settings: Settings, run: Run) -> ModelSource:
     return source
 
 
+def _scorer(session: Session, settings: Settings, project_id: int, run_id: int) -> tuple[str, ModelSource]:
+    """The reward run that scores the completions, checked as an online RL launch checks it, and what to load."""
+    run = run_checks.reward_run_of(session, settings, run_id, "reward_run", project_id)
+    weights = tuple((w["kind"], str(artifacts.run_dir(settings, w["run_id"]) / w["kind"]))
+                    for w in run_checks.start_from_of(run))
+    return f"run {run.id}: {run.name}", ModelSource(base=_base_of(run), start_from=weights,
+                                                    tokenizer_dir=str(artifacts.run_dir(settings, run.id) / "tokenizer"))
+
+
+def _refuse(field: str, message: str) -> AppError:
+    return AppError("VALIDATION_ERROR", f"{field}: {message}", [{"field": field, "message": message}])
+
+
 def _trains_on_chats(run: Run) -> bool:
     return (run.config.get("dataset") or {}).get("format") != DatasetFormat.text.value
 
@@ -235,9 +249,15 @@ def dataset_row_prompt(session: Session, settings: Settings, principal: Principa
 
 def create_request(session: Session, settings: Settings, principal: Principal, body: PlaygroundCreate,
                    broker: GenerationBroker) -> PlaygroundPublic:
-    """Check and queue one playground request: a completion slot for the base (if asked) and each run."""
+    """Check and queue one playground request: a completion slot for the base (if asked) and each run, and one for the
+    request's own completion; with a reward run, each completion is scored too."""
     access.project(session, principal, body.project_id, Role.editor, USING)
+    if body.completion is not None and body.reward_run is None:
+        raise _refuse("completion", "a completion of your own is scored by a reward model: give reward_run")
+    if not body.run_ids and body.completion is None:
+        raise _refuse("run_ids", "give the runs to prompt (or a completion and a reward_run to score it)")
     runs = _runs(session, principal, body.project_id, body.run_ids)
+    scorer = _scorer(session, settings, body.project_id, body.reward_run) if body.reward_run is not None else None
     bases = {run.id: _base_of(run) for run in runs}
     if len(set(bases.values())) > 1:
         raise _error("BASE_MODELS_DIFFER", f"run_ids: runs {', '.join(str(i) for i in bases)} were trained on "
@@ -253,13 +273,16 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
         prompt, expected = dataset_row_prompt(session, settings, principal, body.dataset_row)
     chat = any(_trains_on_chats(run) for run in runs)
     slots: list[tuple[CompletionSlot, ModelSource]] = []
-    if body.include_base:
+    if body.include_base and runs:
         first = runs[0]
         slots.append((CompletionSlot(slot=0, kind="base", run_id=None, label=f"base: {first.model}",
                                      chat_template=chat), ModelSource(base=bases[first.id])))
     for run, source in zip(runs, sources, strict=True):
         slots.append((CompletionSlot(slot=len(slots), kind="run", run_id=run.id, label=f"run {run.id}: {run.name}",
                                      chat_template=_trains_on_chats(run)), source))
+    given = None
+    if body.completion is not None and scorer is not None:
+        given = CompletionSlot(slot=len(slots), kind="given", run_id=None, label="your completion", chat_template=chat)
     request_id = secrets.token_hex(12)
     user_id = principal.signed_in_user.id
     stored = {
@@ -267,7 +290,9 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
         "user_id": user_id,
         "prompt": prompt,
         "sampling": body.sampling.model_dump(),
-        "slots": [{**slot.model_dump(), "source": dataclasses.asdict(source)} for slot, source in slots],
+        "slots": [{**slot.model_dump(), "source": dataclasses.asdict(source)} for slot, source in slots]
+        + ([{**given.model_dump(), "text": body.completion}] if given is not None else []),
+        "scorer": dataclasses.asdict(scorer[1]) if scorer is not None else None,
     }
     try:
         member = _admit(settings, user_id, request_id, stored)
@@ -280,7 +305,8 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
             _withdraw(settings, user_id, request_id, member)
         raise _queue_unavailable(request_id, exc) from None
     return PlaygroundPublic(id=request_id, project_id=body.project_id, prompt=prompt, expected=expected,
-                            slots=[slot for slot, _ in slots], events_url=f"/api/v1/playground/{request_id}/events")
+                            slots=[slot for slot, _ in slots] + ([given] if given is not None else []),
+                            scored_by=scorer[0] if scorer is not None else None, events_url=f"/api/v1/playground/{request_id}/events")
 
 
 def _queue_unavailable(request_id: str, exc: Exception) -> AppError:
@@ -392,18 +418,38 @@ def execute_request(request_id: str) -> None:
         for slot in request["slots"]:
             number = slot["slot"]
             try:
-                loaded = warm_models.get(ModelSource(**slot["source"]))
-                events.add("started", slot=number, turn=turn)
-                prompt_text = render_prompt(loaded.tokenizer, request["prompt"], slot["chat_template"])
-                result = generate(loaded, prompt_text, sampling, partial(_add_token, events, number))
-                events.add("done", slot=number, text=result.text, token_count=result.token_count,
-                           first_token_s=result.first_token_s, total_s=result.total_s)
+                if slot["kind"] == "given":
+                    text = slot["text"]
+                    events.add("done", slot=number, text=text, token_count=None, first_token_s=None, total_s=None)
+                else:
+                    loaded = warm_models.get(ModelSource(**slot["source"]))
+                    events.add("started", slot=number, turn=turn)
+                    prompt_text = render_prompt(loaded.tokenizer, request["prompt"], slot["chat_template"])
+                    result = generate(loaded, prompt_text, sampling, partial(_add_token, events, number))
+                    text = result.text
+                    events.add("done", slot=number, text=text, token_count=result.token_count,
+                               first_token_s=result.first_token_s, total_s=result.total_s)
             except Exception as exc:  # noqa: BLE001  (the user sees why this model gave nothing)
                 log.exception("playground request %s, slot %s failed", served_id, number)
                 events.add("failed", slot=number, message=f"{type(exc).__name__}: {exc}")
+                continue
+            if request.get("scorer") is not None:
+                _score(events, request, number, text)
     finally:
         events.add("end")
         get_redis().zrem(_user_key(settings, request["user_id"], "in-flight"), served_id)
+
+
+def _score(events: "_Events", request: dict[str, Any], number: int, text: str) -> None:
+    """The reward run's score of one slot's completion, as an event of its own after the slot's `done`."""
+    from tunelab.training.generation import score_completion, warm_scorers
+
+    try:
+        scorer = warm_scorers.get(ModelSource(**request["scorer"]))
+        events.add("score", slot=number, score=score_completion(scorer, request["prompt"], text))
+    except Exception as exc:  # noqa: BLE001  (the completion stands; the user sees why it has no score)
+        log.exception("playground scoring of slot %s failed", number)
+        events.add("score_failed", slot=number, message=f"{type(exc).__name__}: {exc}")
 
 
 def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:

@@ -277,7 +277,7 @@ def resolve_training(session: Session, settings: Settings, body: RunCreate, queu
         check_scores(*planned.reward, f"params.{objective.reward_run_param}")
     elif reward_run_id is not None:
         assert objective.reward_run_param is not None
-        scorer = reward_run_of(session, settings, reward_run_id, objective.reward_run_param, project_id)
+        scorer = reward_run_of(session, settings, reward_run_id, f"params.{objective.reward_run_param}", project_id)
         config["reward_model"] = {"run_id": scorer.id, "name": scorer.name, "weights": start_from_of(scorer)}
     return config
 
@@ -290,9 +290,9 @@ def check_scores(described: str, objective_name: str, field: str) -> None:
 
 
 def reward_run_of(session: Session, settings: Settings, run_id: int, field: str, project_id: int) -> Run:
-    """The reward run an online RL launch names in `field`, checked: in the project, succeeded, a model that scores,
-    with its weights still there."""
-    name = f"params.{field}"
+    """The reward run an online RL launch (or the playground) names in `field`, checked: in the project, succeeded, a
+    model that scores, with its weights still there."""
+    name = field
     run = session.get(Run, run_id)
     if run is None or run.project_id != project_id:
         raise AppError("RUN_NOT_FOUND", f"{name}: run {run_id} does not exist in this project", {"field": name})

@@ -42,7 +42,7 @@ const catalog: Catalog = {
   objectives: [
     {
       name: "sft", title: "SFT", description: "Supervised fine-tuning", dataset_formats: ["instruction"], metric_keys: [],
-      is_default: true, reports_perplexity: true, learning_rate_scale: 1, next_stage: "dpo", params_schema: {}, reward_run_param: null, defaults: {}, method_defaults: {},
+      is_default: true, reports_perplexity: true, learning_rate_scale: 1, next_stage: "dpo", params_schema: {}, reward_run_param: null, scores_text: false, defaults: {}, method_defaults: {},
     },
   ],
   methods: [method("lora", "LoRA", loraSchema), method("full", "Full", fullSchema)],
@@ -61,7 +61,7 @@ const stagedCatalog: Catalog = {
     ...catalog.objectives,
     {
       name: "dpo", title: "DPO", description: "Preference optimization", dataset_formats: ["preference"], metric_keys: [],
-      is_default: false, reports_perplexity: false, learning_rate_scale: 1, next_stage: null, params_schema: {}, reward_run_param: null, defaults: {}, method_defaults: {},
+      is_default: false, reports_perplexity: false, learning_rate_scale: 1, next_stage: null, params_schema: {}, reward_run_param: null, scores_text: false, defaults: {}, method_defaults: {},
     },
   ],
   methods: [{ ...method("lora", "LoRA", loraSchema), objectives: ["sft", "dpo"] }, method("full", "Full", fullSchema)],

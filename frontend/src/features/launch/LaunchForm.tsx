@@ -1,22 +1,34 @@
 // The launch form: what to train (objective, method, model, dataset) and the method's parameters from its schema; on a
 // run's trained weights when it starts from one.
+import { useQueries } from "@tanstack/react-query";
+import type { UseQueryResult } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { FormEvent, MouseEvent } from "react";
 import { Link, useNavigate } from "react-router";
 
 import { ApiError } from "../../api/client";
-import type { Run } from "../../api/client";
+import type { Run, Schemas } from "../../api/client";
 import { Card, ErrorBox } from "../../components/ui/ui";
 import { useCreateRun } from "../runs";
 import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults, queueLabel } from "./launchChoice";
 import type { Catalog, LaunchChoice, Queue } from "./launchChoice";
+import { rewardRunsQueryOptions } from "./api/rewardRuns";
 import { EstimatePanel } from "./EstimatePanel";
 import { TopField, inputProps } from "./FormField";
+import { rewardRunField } from "./rewardRuns";
 import { SchemaForm } from "./SchemaForm";
 import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
 import type { FormValue, FormValues, JsonSchema } from "./schemaFields";
 
 const TOP_FIELDS = ["name", "objective", "method", "model", "dataset", "queue"];
+
+/** The reward runs of every objective whose model scores text, and the first failure to list them. */
+function combineRewardRuns(results: UseQueryResult<Schemas["RunsPublic"]>[]) {
+  return {
+    runs: results.flatMap((result) => result.data?.data ?? []),
+    error: results.find((result) => result.error)?.error?.message,
+  };
+}
 
 export function LaunchForm({
   catalog,
@@ -65,16 +77,28 @@ export function LaunchForm({
   // A clone whose source's queue is no longer declared goes to the default one.
   const queue = queues.find((q) => q.name === choice.queue) ?? queues.find((q) => q.default);
 
-  // The objective's own settings (DPO's beta, SFT's packing) come first, then the shared and the method's.
-  const fields = useMemo(
-    () => [
-      ...(objective ? describeSchema(objective.params_schema as JsonSchema) : []),
-      ...(method ? describeSchema(method.params_schema as JsonSchema) : []),
-    ],
-    [objective, method],
-  );
   // Choosing the tiny model brings its demo defaults; any other model, the method's own.
   const defaults = useMemo(() => paramDefaults(method, model, objective), [method, model, objective]);
+  // An online RL objective is rewarded by a run whose model scores text: offered by name, not by an id to know.
+  const rewardParam = objective?.reward_run_param ?? null;
+  const rewardRuns = useQueries({
+    queries: rewardParam
+      ? catalog.objectives.filter((o) => o.scores_text).map((o) => rewardRunsQueryOptions(projectId, o.name))
+      : [],
+    combine: combineRewardRuns,
+  });
+  const rewardPreset = rewardParam ? { ...defaults, ...seedParams }[rewardParam] : undefined;
+  // The objective's own settings (DPO's beta, SFT's packing) come first, then the shared and the method's.
+  const fields = useMemo(
+    () =>
+      [
+        ...(objective ? describeSchema(objective.params_schema as JsonSchema) : []),
+        ...(method ? describeSchema(method.params_schema as JsonSchema) : []),
+      ].map((field) =>
+        field.name === rewardParam ? rewardRunField(field, rewardRuns.runs, rewardPreset, rewardRuns.error) : field,
+      ),
+    [objective, method, rewardParam, rewardRuns, rewardPreset],
+  );
   const values = useMemo(() => {
     const base = toFormValues(fields, { ...defaults, ...seedParams });
     const kept = Object.fromEntries(Object.entries(edited).filter(([name]) => name in base));

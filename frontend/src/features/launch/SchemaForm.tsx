@@ -79,7 +79,7 @@ function SchemaField({
     case "select":
       input = (
         <select {...common} value={text} onChange={(e) => onChange(e.target.value)}>
-          {(field.nullable || text === "") && <option value="">—</option>}
+          {(field.nullable || text === "") && <option value="">{field.noneLabel ?? "—"}</option>}
           {field.options?.map((option) => (
             <option key={option.key} value={option.key}>
               {option.label}

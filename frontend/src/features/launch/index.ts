@@ -2,6 +2,8 @@
 // form does; the pipeline form renders each stage's params from its schema as the run form does).
 export { TopField, inputProps } from "./FormField";
 export { SchemaForm } from "./SchemaForm";
+export { rewardRunsQueryOptions } from "./api/rewardRuns";
+export { rewardRunLabel } from "./rewardRuns";
 export { BUNDLED_MODEL, paramDefaults, queueLabel, type Catalog, type Queue } from "./launchChoice";
 export { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
 export type { FieldSpec, FormValue, FormValues, JsonSchema } from "./schemaFields";

@@ -12,7 +12,7 @@ const method = (name: string, objectives: string[]) => ({
 });
 const objective = (name: string, dataset_formats: string[], extra: Partial<Catalog["objectives"][number]> = {}) => ({
   name, title: name.toUpperCase(), description: "", dataset_formats, metric_keys: [], reports_perplexity: true,
-  is_default: name === "sft", learning_rate_scale: 1, next_stage: NEXT_STAGES[name] ?? null, params_schema: {}, reward_run_param: null, defaults: {}, method_defaults: {}, ...extra,
+  is_default: name === "sft", learning_rate_scale: 1, next_stage: NEXT_STAGES[name] ?? null, params_schema: {}, reward_run_param: null, scores_text: false, defaults: {}, method_defaults: {}, ...extra,
 });
 
 const catalog: Catalog = {

@@ -40,6 +40,8 @@ export type FieldSpec = {
   maxExclusive?: boolean;
   step?: number;
   options?: FieldOption[];
+  /** For a nullable "select": what its empty choice reads (default "—"). */
+  noneLabel?: string;
   /** For "list": a single value may be sent as a plain string (`list[str] | str`). */
   allowsString?: boolean;
 };

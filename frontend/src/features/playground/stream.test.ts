@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { applyEvent, initialSlots, slotStatusLabel, promptText } from "./stream";
+import { applyEvent, initialSlots, promptText, scoreLabel, slotStatusLabel } from "./stream";
 
 describe("applyEvent", () => {
   it("fills a slot token by token and keeps the final text", () => {
@@ -35,5 +35,14 @@ describe("promptText", () => {
   it("shows a prompt as sent, and a dataset row's conversation one turn per line", () => {
     expect(promptText("What is 2 plus 3?")).toBe("What is 2 plus 3?");
     expect(promptText([{ role: "system", content: "Be brief." }, { role: "user", content: "Add 2 and 3." }])).toBe("system: Be brief.\nuser: Add 2 and 3.");
+  });
+
+  it("keeps each slot's reward score, or why it has none, after its completion", () => {
+    let slots = applyEvent(initialSlots(2), "done", { slot: 0, text: "4", token_count: 1 });
+    expect(scoreLabel(slots[0])).toBeNull();
+    slots = applyEvent(slots, "score", { slot: 0, score: -0.12345 });
+    slots = applyEvent(slots, "score_failed", { slot: 1, message: "OSError: weights gone" });
+    expect(scoreLabel(slots[0])).toBe("Reward -0.123");
+    expect(scoreLabel(slots[1])).toBe("Not scored: OSError: weights gone");
   });
 });

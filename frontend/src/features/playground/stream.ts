@@ -9,9 +9,12 @@ export type SlotState = {
   firstTokenS: number | null;
   totalS: number | null;
   error: string | null;
+  /** The reward run's score of the completion, when the request named one. */
+  score: number | null;
+  scoreError: string | null;
 };
 
-export const STREAM_EVENTS = ["started", "token", "done", "failed", "end"] as const;
+export const STREAM_EVENTS = ["started", "token", "done", "failed", "score", "score_failed", "end"] as const;
 export type StreamEvent = (typeof STREAM_EVENTS)[number];
 
 export function initialSlots(count: number): SlotState[] {
@@ -22,6 +25,8 @@ export function initialSlots(count: number): SlotState[] {
     firstTokenS: null,
     totalS: null,
     error: null,
+    score: null,
+    scoreError: null,
   }));
 }
 
@@ -33,6 +38,7 @@ type EventData = {
   total_s?: number;
   message?: string;
   reason?: string;
+  score?: number;
 };
 
 /** The slots after one event; `end` fails what never finished (the request expired, or the worker gave up). */
@@ -69,8 +75,21 @@ export function applyEvent(slots: SlotState[], event: StreamEvent, data: EventDa
     case "failed":
       next = { ...slot, status: "failed", error: data.message ?? "failed" };
       break;
+    case "score":
+      next = { ...slot, score: data.score ?? null };
+      break;
+    case "score_failed":
+      next = { ...slot, scoreError: data.message ?? "not scored" };
+      break;
   }
   return slots.map((old, i) => (i === index ? next : old));
+}
+
+/** "Reward 1.234": the reward model's score of a slot, or why it has none; null when nothing scores it. */
+export function scoreLabel(slot: SlotState): string | null {
+  if (slot.score !== null) return `Reward ${slot.score.toFixed(3)}`;
+  if (slot.scoreError !== null) return `Not scored: ${slot.scoreError}`;
+  return null;
 }
 
 export function slotStatusLabel(slot: SlotState): string {

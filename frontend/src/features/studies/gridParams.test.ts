@@ -54,7 +54,7 @@ const full = method("full", {}, { learning_rate: 0.001 });
 function objective(name: string, properties: Record<string, unknown> = {}, extra: Partial<Schemas["ObjectivePublic"]> = {}): Schemas["ObjectivePublic"] {
   return {
     name, title: name.toUpperCase(), description: name, dataset_formats: ["instruction"], metric_keys: [], reports_perplexity: true,
-    is_default: name === "sft", learning_rate_scale: 1, next_stage: null, params_schema: { type: "object", properties }, reward_run_param: null, defaults: {}, method_defaults: {}, ...extra,
+    is_default: name === "sft", learning_rate_scale: 1, next_stage: null, params_schema: { type: "object", properties }, reward_run_param: null, scores_text: false, defaults: {}, method_defaults: {}, ...extra,
   };
 }
 

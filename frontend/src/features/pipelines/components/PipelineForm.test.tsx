@@ -23,7 +23,7 @@ function objective(name: string, title: string, formats: string[], properties: R
   return {
     name, title, description: title, dataset_formats: formats, metric_keys: [], reports_perplexity: false, is_default: name === "sft",
     learning_rate_scale: 1, next_stage: null, params_schema: { type: "object", properties },
-    reward_run_param: "reward_model_run" in properties ? "reward_model_run" : null, defaults: {}, method_defaults: {},
+    reward_run_param: "reward_model_run" in properties ? "reward_model_run" : null, scores_text: false, defaults: {}, method_defaults: {},
   };
 }
 

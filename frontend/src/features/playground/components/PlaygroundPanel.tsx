@@ -1,11 +1,14 @@
 // One prompt (or a row of the runs' dataset) to the base model and each run, their completions side by side, filling
-// token by token from the request's event stream.
+// token by token from the request's event stream; with a reward run, each completion (and one of your own) scored.
+import { useQueries, useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useState, type FormEvent } from "react";
 
 import { ApiError, type Run } from "../../../api/client";
 import { Card, ErrorBox, Field, fieldProps } from "../../../components/ui/ui";
-import { useAskPlayground, type PlaygroundAnswer, type PlaygroundRequest } from "../api/queries";
-import { applyEvent, initialSlots, promptText, slotStatusLabel, STREAM_EVENTS, type SlotState } from "../stream";
+import { rewardRunLabel, rewardRunsQueryOptions } from "../../launch";
+import { methodsQueryOptions } from "../../runs";
+import { useAskPlayground, type CompletionSlot, type PlaygroundAnswer, type PlaygroundRequest } from "../api/queries";
+import { applyEvent, initialSlots, promptText, scoreLabel, slotStatusLabel, STREAM_EVENTS, type SlotState } from "../stream";
 
 type Sampling = NonNullable<PlaygroundRequest["sampling"]>;
 
@@ -28,13 +31,25 @@ function runDataset(run: Run): RunDataset | null {
 
 export type PlaygroundPanelProps = {
   projectId: number;
-  /** Succeeded runs of one base model (1–6); each gets a column, and the base one more. */
+  /**
+   * Succeeded runs of one base model (1–6); each that generates gets a column, and the base one more. A reward run
+   * among them (its model scores text) is the one that scores the completions.
+   */
   runs: Run[];
 };
 
 export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
   const ask = useAskPlayground();
-  const dataset = runs.map(runDataset).find((d) => d !== null) ?? null;
+  const scoring = new Set((useQuery(methodsQueryOptions()).data?.objectives ?? []).filter((o) => o.scores_text).map((o) => o.name));
+  const generating = runs.filter((run) => !scoring.has(run.objective));
+  const rewardRuns = useQueries({ queries: [...scoring].map((objective) => rewardRunsQueryOptions(projectId, objective)) })
+    .flatMap((query) => query.data?.data ?? [])
+    .sort((a, b) => b.id - a.id);
+  // Until one is picked, a reward run among the panel's runs (a reward run's own page) scores.
+  const [pickedRewardRun, setRewardRun] = useState<number | null | undefined>(undefined);
+  const rewardRun = pickedRewardRun === undefined ? (runs.find((run) => scoring.has(run.objective))?.id ?? null) : pickedRewardRun;
+  const [completion, setCompletion] = useState("");
+  const dataset = generating.map(runDataset).find((d) => d !== null) ?? null;
   const [mode, setMode] = useState<"prompt" | "row">("prompt");
   const [prompt, setPrompt] = useState("");
   const [row, setRow] = useState(0);
@@ -51,9 +66,11 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
     e.preventDefault();
     const body: PlaygroundRequest = {
       project_id: projectId,
-      run_ids: runs.map((run) => run.id),
-      include_base: includeBase,
+      run_ids: generating.map((run) => run.id),
+      include_base: includeBase && generating.length > 0,
       sampling,
+      ...(rewardRun !== null ? { reward_run: rewardRun } : {}),
+      ...(rewardRun !== null && completion.trim() ? { completion } : {}),
       ...(mode === "row" && dataset ? { dataset_row: { dataset_id: dataset.id, row } } : { prompt }),
     };
     ask.mutate(body, { onSuccess: setAnswer });
@@ -96,7 +113,7 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
             />
           </Field>
         )}
-        <div className="playground-sampling">
+        {generating.length > 0 && <div className="playground-sampling">
           <Field name="sampling.max_new_tokens" label="Max new tokens" error={fieldErrors["sampling.max_new_tokens"]}>
             <input
               {...fieldProps("sampling.max_new_tokens", fieldErrors["sampling.max_new_tokens"])}
@@ -143,9 +160,37 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
               onChange={(e) => setIncludeBase(e.target.checked)}
             />
           </Field>
-        </div>
+        </div>}
+        <Field name="reward_run" label="Score with reward model" error={fieldErrors.reward_run}
+          help="A succeeded reward run of this project scores the prompt with each completion (higher: preferred)">
+          <select
+            {...fieldProps("reward_run", fieldErrors.reward_run)}
+            value={rewardRun ?? ""}
+            onChange={(e) => setRewardRun(e.target.value ? Number(e.target.value) : null)}
+          >
+            <option value="">None</option>
+            {rewardRuns.map((run) => (
+              <option key={run.id} value={run.id}>
+                {rewardRunLabel(run)}
+              </option>
+            ))}
+            {rewardRun !== null && !rewardRuns.some((run) => run.id === rewardRun) && <option value={rewardRun}>Run #{rewardRun}</option>}
+          </select>
+        </Field>
+        {rewardRun !== null && (
+          <Field name="completion" label="Your completion (scored too)" error={fieldErrors.completion}>
+            <textarea
+              {...fieldProps("completion", fieldErrors.completion)}
+              rows={2}
+              required={generating.length === 0}
+              value={completion}
+              onChange={(e) => setCompletion(e.target.value)}
+              placeholder="An answer of your own, to score beside the models'"
+            />
+          </Field>
+        )}
         <button type="submit" className="primary" disabled={ask.isPending} data-testid="playground-generate">
-          {ask.isPending ? "Sending…" : "Generate"}
+          {ask.isPending ? "Sending…" : generating.length ? "Generate" : "Score"}
         </button>
         {ask.error && Object.keys(fieldErrors).length === 0 && <ErrorBox error={ask.error} testId="playground-error" />}
       </form>
@@ -162,9 +207,10 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
               Expected: {answer.expected}
             </p>
           )}
+          {answer.scored_by && <p className="help">Scored by {answer.scored_by}</p>}
           <div className="playground-columns">
             {answer.slots.map((slot) => (
-              <CompletionColumn key={slot.slot} label={slot.label} chatTemplate={slot.chat_template} state={slots[slot.slot]} />
+              <CompletionColumn key={slot.slot} slot={slot} state={slots[slot.slot]} />
             ))}
           </div>
         </>
@@ -174,15 +220,20 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
 }
 
 /** A region named by its model, so that each completion is found (and read) under the model that wrote it. */
-function CompletionColumn({ label, chatTemplate, state }: { label: string; chatTemplate: boolean; state?: SlotState }) {
+function CompletionColumn({ slot, state }: { slot: CompletionSlot; state?: SlotState }) {
   const labelId = useId();
+  const given = slot.kind === "given";
+  const score = state ? scoreLabel(state) : null;
   return (
     <section className="playground-column" data-status={state?.status ?? "waiting"} aria-labelledby={labelId}>
-      <h3 id={labelId} title={chatTemplate ? "Prompted through the chat template the run trained with" : "Prompted with the raw text"}>{label}</h3>
+      <h3 id={labelId} title={given ? "Your text, scored only" : slot.chat_template ? "Prompted through the chat template the run trained with" : "Prompted with the raw text"}>
+        {slot.label}
+      </h3>
       <pre className="playground-completion">
         {state?.text}
       </pre>
-      <div className={state?.status === "failed" ? "field-error" : "help"}>{state ? slotStatusLabel(state) : "Waiting…"}</div>
+      {!given && <div className={state?.status === "failed" ? "field-error" : "help"}>{state ? slotStatusLabel(state) : "Waiting…"}</div>}
+      {score && <div className={state?.scoreError ? "field-error" : "playground-score"}>{score}</div>}
     </section>
   );
 }

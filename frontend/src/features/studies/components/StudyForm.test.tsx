@@ -38,7 +38,7 @@ function method(name: string, title: string, properties: Record<string, unknown>
 function objective(name: string, title: string, formats: string[], properties: Record<string, unknown> = {}): Schemas["ObjectivePublic"] {
   return {
     name, title, description: `${title}, described`, dataset_formats: formats, metric_keys: [], reports_perplexity: true,
-    is_default: name === "sft", learning_rate_scale: 1, next_stage: null, params_schema: { type: "object", properties }, reward_run_param: null, defaults: {}, method_defaults: {},
+    is_default: name === "sft", learning_rate_scale: 1, next_stage: null, params_schema: { type: "object", properties }, reward_run_param: null, scores_text: false, defaults: {}, method_defaults: {},
   };
 }
 
