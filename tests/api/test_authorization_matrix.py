@@ -346,6 +346,7 @@ TABLE: dict[tuple[str, str], Row] = {
         "signed_in_or_share run:editor", RUN_EDIT,
         lambda w, who: Call(f"/runs/{(run_id := w.exportable_run())}/exports", headers=w.share_for(who, run_id))),
     ("GET", "/api/v1/runs/{run_id}/samples"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/samples")),
+    ("GET", "/api/v1/runs/{run_id}/rl-samples"): Row("run:viewer", RUN_VIEW, _static("/runs/{w.run_a}/rl-samples")),
     ("GET", "/api/v1/runs/{run_id}/predictions"): Row("run:viewer", RUN_VIEW,
                                                       _static("/runs/{w.run_a}/predictions")),
     ("GET", "/api/v1/runs/{run_id}/lineage"): Row("signed_in_or_share run:viewer", RUN_VIEW,

@@ -70,3 +70,22 @@ def test_an_oft_run_merges_and_a_freeze_run_starts_from_it(train, assets, tmp_pa
     frozen = "model.layers.0.mlp.up_proj.weight"
     base = AutoModelForCausalLM.from_pretrained(assets.tiny_model).state_dict()
     assert not torch.equal(model.state_dict()[frozen], base[frozen]), "the parent's rotation is in the frozen layers"
+
+
+def test_grpo_full_fine_tuning_after_sft_keeps_the_sft_model_as_its_reference(train):
+    """With beta > 0 and no adapter to disable, GRPO's reference is a frozen copy of what the run started from: the
+    SFT run's weights merged in, not the bare base TRL would load from the model's folder. Before the first update
+    the policy is that start, so the first step's KL to the reference is zero; to the bare base it is not. (Full
+    fine-tuning on a merged adapter also needs the merged weights to take gradients: PEFT loaded them frozen.)"""
+    from tests.training.conftest import RecordingSink
+
+    _, _, parent = train("lora", max_steps=3, eval_steps=3, learning_rate=5e-2, generation_eval_rows=0)
+    start = (StartingWeights("adapter", parent.output_dir / "adapter", source="parent"),)
+    sink = RecordingSink()
+    result, _, _ = train("full", objective="grpo", sink=sink, start_from=start,
+                         start_tokenizer_dir=parent.output_dir / "tokenizer", max_steps=1, eval_split=0,
+                         per_device_train_batch_size=4, num_generations=4, max_completion_length=6, beta=0.1,
+                         generation_eval_rows=0)
+    assert not result.canceled
+    kl = [values["train/kl"] for _, values, _ in sink.metrics if "train/kl" in values]
+    assert kl and abs(kl[0]) < 1e-6, f"the first step's KL to the reference: {kl}"

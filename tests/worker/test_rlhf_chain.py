@@ -64,6 +64,10 @@ def test_sft_then_a_reward_model_then_grpo_scored_by_it(api, api_server, auth_he
     assert finished["status"] == "succeeded", finished["status_reason"]
     rewards = series(api, grpo["id"], "train/rewards/reward_model/mean")["step"]
     assert rewards == [1, 2], "each step logs the reward model's mean score of its completions"
+    sampled = api.get(f"/runs/{grpo['id']}/rl-samples").json()
+    assert sampled["count"] and {row["step"] for row in sampled["data"]} <= {1, 2}, sampled
+    assert all(set(row["rewards"]) == {"reward_model"} and row["reward"] == row["rewards"]["reward_model"]
+               for row in sampled["data"]), "each sampled completion with the reward model's score, its only reward"
     saved = api.get(f"/runs/{grpo['id']}/artifacts/config.json").json()
     assert saved["reward_model"] == f"run {reward['id']} · {reward['name']}"
     assert saved["start_from"] == [{"kind": "adapter", "run": f"run {sft['id']} · {sft['name']}"}]

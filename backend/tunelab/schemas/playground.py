@@ -84,6 +84,26 @@ class RunSamplePublic(BaseModel):
                                                "or missing")
 
 
+class RlSamplePublic(BaseModel):
+    """A completion an online RL run (GRPO, RLOO) sampled while it trained, as its rewards scored it."""
+
+    step: int
+    split: Literal["train", "eval"] = Field(description="eval: an eval prompt's completion (the same prompts at every "
+                                            "eval); train: the training batch's, in a run without eval")
+    prompt: str
+    completion: str
+    expected: str | None = Field(description="The row's answer, which the match rewards check against")
+    rewards: dict[str, float | None] = Field(description="Each reward that is on, by name (exact_match, numeric_match, "
+                                             "format, length, reward_model), before its weight")
+    reward: float | None = Field(description="The weighted sum the policy was trained on")
+    advantage: float | None = Field(None, description="The completion's reward relative to its group's")
+
+
+class RlSamplesPublic(BaseModel):
+    data: list[RlSamplePublic]
+    count: int
+
+
 class RunSamplesPublic(BaseModel):
     data: list[RunSamplePublic]
     count: int

@@ -232,6 +232,12 @@ def load_starting_model(model_ref: str, start_from: Sequence[StartingWeights] = 
                 # would ask the classifier for generation methods it does not have.
                 adapter_config.task_type = None
             model = PeftModel.from_pretrained(model, str(weights.path), config=adapter_config).merge_and_unload()
+            # PEFT loads an adapter for inference, freezing every weight, and merging keeps them frozen: as loaded
+            # from a folder, the merged model's weights take gradients again (full fine-tuning trains them all; a
+            # method that trains fewer freezes the rest itself).
+            for parameter in model.parameters():
+                if parameter.dtype.is_floating_point:
+                    parameter.requires_grad_(True)
     if tokenizer_dir is not None:
         tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
         ensure_training_chat_template(tokenizer)

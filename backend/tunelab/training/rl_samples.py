@@ -17,7 +17,7 @@ from tunelab.training.registry import Record
 if TYPE_CHECKING:
     from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
 
-RL_SAMPLES_FILE = "rl_samples.jsonl"
+RL_SAMPLES_FILE = "rl_samples.jsonl"  # services.evaluation.playground reads it (GET /runs/{id}/rl-samples)
 SAMPLES_PER_RECORD = 4
 # Record points are spaced over the run so that it writes at most this many rows, its last step included.
 MAX_ROWS = 200

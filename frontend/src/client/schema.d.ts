@@ -1082,6 +1082,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{run_id}/rl-samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read Run Rl Samples
+         * @description The completions an online RL run (GRPO, RLOO) sampled while it trained, each with every reward that is on, the
+         *     weighted total and its advantage: a few per eval (or per logged step without eval), newest step first, live while
+         *     it trains. Empty for other runs. Share links read them too.
+         */
+        get: operations["read_run_rl_samples_api_v1_runs__run_id__rl_samples_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{run_id}/samples": {
         parameters: {
             query?: never;
@@ -2776,6 +2798,53 @@ export interface components {
              * @description Text rows; chat rows through the model's chat template (null without)
              */
             text?: string | null;
+        };
+        /**
+         * RlSamplePublic
+         * @description A completion an online RL run (GRPO, RLOO) sampled while it trained, as its rewards scored it.
+         */
+        RlSamplePublic: {
+            /**
+             * Advantage
+             * @description The completion's reward relative to its group's
+             */
+            advantage?: number | null;
+            /** Completion */
+            completion: string;
+            /**
+             * Expected
+             * @description The row's answer, which the match rewards check against
+             */
+            expected: string | null;
+            /** Prompt */
+            prompt: string;
+            /**
+             * Reward
+             * @description The weighted sum the policy was trained on
+             */
+            reward: number | null;
+            /**
+             * Rewards
+             * @description Each reward that is on, by name (exact_match, numeric_match, format, length, reward_model), before its weight
+             */
+            rewards: {
+                [key: string]: number | null;
+            };
+            /**
+             * Split
+             * @description eval: an eval prompt's completion (the same prompts at every eval); train: the training batch's, in a run without eval
+             * @enum {string}
+             */
+            split: "train" | "eval";
+            /** Step */
+            step: number;
+        };
+        /** RlSamplesPublic */
+        RlSamplesPublic: {
+            /** Count */
+            count: number;
+            /** Data */
+            data: components["schemas"]["RlSamplePublic"][];
         };
         /**
          * Role
@@ -7966,6 +8035,65 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    read_run_rl_samples_api_v1_runs__run_id__rl_samples_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An id, 1 to 2^31-1 */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RlSamplesPublic"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

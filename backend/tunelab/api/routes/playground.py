@@ -10,6 +10,8 @@ from tunelab.core.errors import responses
 from tunelab.schemas.playground import (
     PlaygroundCreate,
     PlaygroundPublic,
+    RlSamplePublic,
+    RlSamplesPublic,
     RunPredictionPublic,
     RunPredictionsPublic,
     RunSamplePublic,
@@ -80,6 +82,15 @@ def read_run_samples(run: RunReader, settings: SettingsDep) -> RunSamplesPublic:
     model's and the tuned model's (greedy). Share links read them too."""
     data = [RunSamplePublic.model_validate(sample) for sample in playground.read_samples(settings, run)]
     return RunSamplesPublic(data=data, count=len(data))
+
+
+@router.get("/runs/{run_id}/rl-samples", response_model=RlSamplesPublic, responses=responses(401, 403, 404))
+def read_run_rl_samples(run: RunReader, settings: SettingsDep) -> RlSamplesPublic:
+    """The completions an online RL run (GRPO, RLOO) sampled while it trained, each with every reward that is on, the
+    weighted total and its advantage: a few per eval (or per logged step without eval), newest step first, live while
+    it trains. Empty for other runs. Share links read them too."""
+    data = [RlSamplePublic.model_validate(row) for row in playground.read_rl_samples(settings, run)]
+    return RlSamplesPublic(data=data, count=len(data))
 
 
 @router.get("/runs/{run_id}/predictions", response_model=RunPredictionsPublic, responses=responses(401, 403, 404, 422))

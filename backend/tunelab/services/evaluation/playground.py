@@ -462,6 +462,25 @@ def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
              "tuned": s.get("completion", ""), "cut_short": bool(s.get("time_budget_exceeded"))} for s in samples]
 
 
+# Written by training.rl_samples while an online RL run trains (named here so the API does not import the trainer).
+RL_SAMPLES_FILE = "rl_samples.jsonl"
+
+
+def read_rl_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
+    """The completions an online RL run sampled with their rewards (rl_samples.jsonl), newest step first; readable
+    while it trains (a line being written is left for the next read)."""
+    path: Path = artifacts.run_dir(settings, run.id) / RL_SAMPLES_FILE
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return sorted(rows, key=lambda row: -int(row.get("step", 0)))
+
+
 PREDICTIONS_FILE = "predictions.jsonl"
 
 

@@ -6,10 +6,13 @@ declared per run — verifiable checks against the row's `answer` (exact or nume
 expression), a length penalty, and the score of a reward run's model. No user code runs on the server: a pattern is
 data, matched with a time limit."""
 
+import contextlib
 import math
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
+from unittest import mock
 
 import regex
 from pydantic import Field, field_validator, model_validator
@@ -253,11 +256,19 @@ def build_online_trainer(inputs: TrainerInputs, config_class: Any, trainer_class
     funcs, tokenizers, weights = reward_functions(inputs)
     args = config_class(**online_arguments(trainer_arguments(inputs), inputs.params), beta=beta,
                         reward_weights=weights)
-    trainer = cast("Trainer", trainer_class(
-        model=inputs.model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(inputs.train_records),
-        eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
-        processing_class=inputs.tokenizer, reward_processing_classes=tokenizers, peft_config=inputs.peft_config,
-        callbacks=inputs.callbacks))
+    reference: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if beta > 0 and inputs.peft_config is None:
+        # TRL takes no reference model: it loads one from the policy's config path, the bare base, whereas a run that
+        # starts from a run (GRPO after SFT) starts from that run's weights merged in. The reference is what the run
+        # started from, loaded as the policy was (as DPO's ref_model is); TRL then prepares it as its own.
+        reference = mock.patch.object(sys.modules[trainer_class.__module__], "create_model_from_path",
+                                      lambda *_, **__: inputs.load_base_model())
+    with reference:
+        trainer = cast("Trainer", trainer_class(
+            model=inputs.model, reward_funcs=funcs, args=args, train_dataset=Dataset.from_list(inputs.train_records),
+            eval_dataset=Dataset.from_list(inputs.eval_records) if inputs.eval_records else None,
+            processing_class=inputs.tokenizer, reward_processing_classes=tokenizers, peft_config=inputs.peft_config,
+            callbacks=inputs.callbacks))
     if inputs.output_dir is not None:
         answers = expected_answers(inputs.train_records + inputs.eval_records)
         trainer.add_callback(RlSamplesCallback(trainer, inputs.output_dir / RL_SAMPLES_FILE, answers))
