@@ -268,3 +268,19 @@ def test_kto_trains_each_preference_pair_as_two_examples(assets):
     feedback_lengths = list(kto.sequence_lengths(rated, tokenizer))
     assert tokens_to_train(params, 1, len(rated), tokens_per_example(feedback_lengths, params, spec),
                            spec.examples_per_row.get("feedback", 1)) == sum(min(n, 64) for n in feedback_lengths)
+
+
+def test_online_rl_trains_each_prompt_with_a_group_of_completions():
+    """GRPO samples num_generations completions of each prompt, each the prompt (uncut) and up to
+    max_completion_length tokens: an epoch of N prompts trains N × group examples of that many tokens each."""
+    spec = get_objective("grpo")
+    params = params_model("grpo", "lora").model_validate({
+        "max_steps": 0, "eval_split": 0, "max_length": 16, "per_device_train_batch_size": 8, "num_generations": 8,
+        "max_completion_length": 20})
+    prompts = [30, 50]  # longer than max_length: online RL does not cut prompts
+    per_example = tokens_per_example(prompts, params, spec)
+    assert per_example == 40 + 20
+    assert spec.examples_of_row("prompt", params) == 8
+    assert tokens_to_train(params, 1, len(prompts), per_example, spec.examples_of_row("prompt", params)) == 2 * 8 * 60
+    assert tokens_per_example([], params, spec) == 16 + 20, "without the lengths: max_length and the completion"
+    assert get_objective("kto").examples_of_row("preference", params) == 2

@@ -491,11 +491,16 @@ def sequence_length_for_memory(sequence_lengths: Sequence[int] | None, params: T
 def tokens_per_example(sequence_lengths: Sequence[int], params: TrainingParams,
                        objective: ObjectiveSpec | None = None) -> float:
     """Mean training tokens of one example, from the token lengths of the sequences the trainer builds (a preference
-    example is two): each cut at max_length, and a full max_length when the objective packs rows into blocks."""
+    example is two): each cut at max_length, and a full max_length when the objective packs rows into blocks. An
+    objective that samples its completions trains on each prompt, uncut, followed by up to its completion length (an
+    upper bound). Without the lengths, the bound: max_length (plus that completion length)."""
     if objective is not None and (objective.packs_rows or getattr(params, "packing", False)):
         return float(params.max_length * objective.sequences_per_example)
+    completion = _completion_length(params, objective)
     if not sequence_lengths:
-        return 0.0
+        return float(params.max_length + completion)
+    if completion:
+        return sum(sequence_lengths) / len(sequence_lengths) + completion
     per_sequence = sum(min(length, params.max_length) for length in sequence_lengths) / len(sequence_lengths)
     return per_sequence * (objective.sequences_per_example if objective else 1)
 

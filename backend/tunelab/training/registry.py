@@ -173,6 +173,9 @@ class ObjectiveSpec:
     # followed by up to that many tokens, and sampling keeps their keys and values (the estimate counts both); None: it
     # samples nothing.
     completion_length_param: str | None = None
+    # The param naming how many completions it samples of each prompt (online RL's num_generations): an epoch trains
+    # on that many examples of each row, and the estimate's training tokens count them.
+    completions_per_prompt_param: str | None = None
     # Examples its trainer makes of one dataset row, by dataset format, where that is not one (KTO takes a preference
     # pair apart into a desirable and an undesirable answer: two examples of one sequence each): the estimate's
     # training tokens of an epoch count them.
@@ -185,6 +188,12 @@ class ObjectiveSpec:
     @property
     def generates(self) -> bool:
         return self.model_head == "causal_lm"
+
+    def examples_of_row(self, dataset_format: str, params: Any) -> int:
+        """Examples its trainer makes of one row of `dataset_format` with `params`: the pairs taken apart (KTO), each
+        prompt's completions (online RL)."""
+        completions = int(getattr(params, self.completions_per_prompt_param)) if self.completions_per_prompt_param else 1
+        return self.examples_per_row.get(dataset_format, 1) * completions
 
     def keeps_reference(self, params: Any) -> bool:
         """Whether a run with `params` (validated) keeps a frozen reference when its method has no adapter to disable."""

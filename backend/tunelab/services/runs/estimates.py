@@ -256,11 +256,12 @@ def _tokens_to_train(dataset: Dataset | None, lengths: Sequence[int] | None, cho
     tokenizer when the dataset is chosen (the throughput it is divided by was measured on real tokens too), else
     every example at max_length, an upper bound (it made a run of short rows look 6–8× longer than it took)."""
     examples_per_step = estimator.examples_per_step(params, num_processes)
-    examples_per_row = choice.objective.examples_per_row.get(dataset.format, 1) if dataset is not None else 1
+    examples_per_row = choice.objective.examples_of_row(dataset.format, params) if dataset is not None else 1
     if dataset is None or lengths is None:  # without a tokenizer the dataset can go through, the bound still holds
+        bound = estimator.tokens_per_example([], params, choice.objective)
         tokens = estimator.tokens_to_train(params, num_processes, None if dataset is None else dataset.row_count,
-                                           examples_per_row=examples_per_row)
-        return tokens, "max_length", examples_per_step * params.max_length
+                                           bound, examples_per_row)
+        return tokens, "max_length", examples_per_step * bound
     per_example = estimator.tokens_per_example(lengths, params, choice.objective)
     return (estimator.tokens_to_train(params, num_processes, dataset.row_count, per_example, examples_per_row),
             "dataset", examples_per_step * per_example)

@@ -47,6 +47,7 @@ register_objective(
         reference_model_when=online_rl.keeps_reference_with,
         reward_run_param="reward_model_run",
         completion_length_param="max_completion_length",
+        completions_per_prompt_param="num_generations",
         eval_loss="mean of the RLOO loss over completions sampled for the eval split's prompts",
     )
 )
