@@ -88,6 +88,26 @@ def test_a_prompt_prints_the_completion_and_json_gives_the_request_succeeded(cli
     assert row["status"] == "succeeded" and row["expected"] and isinstance(row["prompt"], list), row
 
 
+def test_a_reward_run_scores_the_runs_completion_and_one_of_your_own(cli, api_server, auth_headers, succeeded_run,
+                                                                      inference_worker):
+    with httpx.Client(base_url=api_server + "/api/v1", timeout=30, headers=auth_headers) as api:
+        reward = launch(api, "lora", bundled_dataset(api, "tiny-preferences")["id"], objective="reward", max_steps=2,
+                        eval_steps=2, max_length=64)
+        reward = wait_finished(api, reward["id"])
+    assert reward["status"] == "succeeded", reward["status_reason"]
+    scored = cli("playground", str(succeeded_run["id"]), "--reward-run", str(reward["id"]), "--prompt", PROMPT,
+                 "--completion", "5", *FEW_TOKENS, "--json")
+    assert scored.code == 0, scored.stdout + scored.stderr
+    slots = scored.json()["slots"]
+    assert [slot["kind"] for slot in slots] == ["run", "given"]
+    assert all(isinstance(slot.get("score"), float) for slot in slots), slots
+    plain = cli("playground", "--reward-run", str(reward["id"]), "--prompt", PROMPT, "--completion", "5")
+    assert plain.code == 0 and plain.stdout == "5\n", plain.stdout + plain.stderr
+    assert "your completion: reward " in plain.stderr
+    missing = cli("playground", "--prompt", PROMPT, "--completion", "5")
+    assert missing.code == 2 and "--completion: a completion of your own is scored by a reward model" in missing.stderr
+
+
 def test_a_closed_pipe_ends_the_command_quietly(cli_env, succeeded_run, inference_worker):
     command = subprocess.Popen([*TUNELAB, "playground", str(succeeded_run["id"]), "--prompt", PROMPT, *FEW_TOKENS],
                                env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

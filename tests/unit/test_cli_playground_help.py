@@ -25,7 +25,7 @@ def test_the_help_examples_are_requests_the_api_accepts(capsys):
         main(["playground", "--help"])
     examples = [line.strip() for line in capsys.readouterr().out.splitlines()
                 if line.strip().startswith("tunelab playground ")]
-    assert len(examples) == 2
+    assert len(examples) == 3
     for example in examples:
         args = parsed(shlex.split(example)[1:])
         body = PlaygroundCreate.model_validate(request_body(args, project_id=1))
@@ -33,12 +33,16 @@ def test_the_help_examples_are_requests_the_api_accepts(capsys):
     sampled = request_body(parsed(shlex.split(examples[1])[1:]), project_id=1)
     assert sampled["include_base"] is True
     assert sampled["sampling"] == {"temperature": 0.7, "seed": 3, "do_sample": True}
+    scored = request_body(parsed(shlex.split(examples[2])[1:]), project_id=1)
+    assert (scored["reward_run"], scored["completion"]) == (14, "5")
 
 
 def test_only_the_flags_given_are_sent_and_bounds_are_the_apis():
     body = request_body(parsed(["playground", "7", "--prompt", "hi", "--max-new-tokens", "0"]), project_id=2)
     assert body == {"project_id": 2, "run_ids": [7], "include_base": False, "prompt": "hi",
                     "sampling": {"max_new_tokens": 0}}
+    only_scored = request_body(parsed(["playground", "--reward-run", "9", "--prompt", "2+2?", "--completion", "4"]), 2)
+    assert only_scored["run_ids"] == [] and PlaygroundCreate.model_validate(only_scored).completion == "4"
     row = request_body(parsed(["playground", "7", "--dataset", "tiny-tasks", "--row", "3"]), 2, dataset_id=5)
     assert row["dataset_row"] == {"dataset_id": 5, "row": 3} and "prompt" not in row
 

@@ -19,7 +19,8 @@ error) and its status: succeeded, failed or expired
 
 example:
   tunelab playground 12 --prompt 'What is 2 plus 3?' --max-new-tokens 24
-  tunelab playground 12 13 --include-base --prompt 'Say hi' --sample --temperature 0.7 --seed 3"""
+  tunelab playground 12 13 --include-base --prompt 'Say hi' --sample --temperature 0.7 --seed 3
+  tunelab playground 12 --reward-run 14 --prompt 'What is 2 plus 3?' --completion 5"""
 IDEMPOTENCY_KEY_HELP = ("send the launch under this key (default: a new one, named in a timeout's error): the same "
                         "key again within 24 h gets the run it created instead of a second one")
 
@@ -144,7 +145,7 @@ def add_client_commands(sub: Any) -> None:
                          "--include-base) on the server's inference worker; at a terminal the tokens are printed as "
                          "they are generated, elsewhere (a pipe, a file) the completion once it is done",
                          "playground:prompt_runs", common, EXIT_CODES_HELP + PLAYGROUND_HELP)
-    playground.add_argument("run_ids", type=int, nargs="+", metavar="RUN",
+    playground.add_argument("run_ids", type=int, nargs="*", metavar="RUN",
                             help="a run id (up to 6 runs of one base model, in one project you edit)")
     source = playground.add_mutually_exclusive_group(required=True)
     source.add_argument("--prompt", metavar="TEXT", help="the text sent (1-20,000 characters)")
@@ -163,6 +164,10 @@ def add_client_commands(sub: Any) -> None:
     playground.add_argument("--seed", type=int, metavar="N", help="makes a sampled completion reproducible (default 0)")
     playground.add_argument("--ignore-eos", action="store_true",
                             help="generate --max-new-tokens even past the end-of-sequence token")
+    playground.add_argument("--reward-run", type=int, metavar="RUN",
+                            help="a succeeded reward run: its model scores each completion (printed on stderr)")
+    playground.add_argument("--completion", metavar="TEXT",
+                            help="with --reward-run: a completion of your own to score too (no RUN needed then)")
     playground.add_argument("--timeout", type=seconds, metavar="SECONDS",
                             help="give up following the request after this long, exit 6 (default: none; it is "
                             "followed while it waits in line and generates)")

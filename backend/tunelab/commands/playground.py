@@ -55,6 +55,10 @@ def request_body(args: Any, project_id: int, dataset_id: int | None = None) -> d
         body["prompt"] = args.prompt
     else:
         body["dataset_row"] = {"dataset_id": dataset_id, "row": args.row}
+    if args.reward_run is not None:
+        body["reward_run"] = args.reward_run
+    if args.completion is not None:
+        body["completion"] = args.completion
     return body
 
 
@@ -65,7 +69,11 @@ def prompt_runs(ctx: Context) -> int:
     if (args.dataset is None) != (args.row is None):
         raise usage_error("--row" if args.row is None else "--dataset", "--dataset and --row go together")
     sampling_params(args)  # a flag refused before anything is asked of the server
-    project = int(client.get(f"/runs/{args.run_ids[0]}")["project_id"])
+    if args.completion is not None and args.reward_run is None:
+        raise usage_error("--completion", "a completion of your own is scored by a reward model: add --reward-run")
+    if not args.run_ids and args.completion is None:
+        raise usage_error("RUN", "give the runs to prompt (or --completion and --reward-run to score a text)")
+    project = int(client.get(f"/runs/{(args.run_ids or [args.reward_run])[0]}")["project_id"])
     dataset = None if args.dataset is None else lookup.dataset_id(client, args.dataset, project)
     try:
         request = client.post("/playground", json=request_body(args, project, dataset))
@@ -159,8 +167,18 @@ def _apply(ctx: Context, slots: dict[int, dict[str, Any]], event: str, data: Any
             sys.stdout.write("\n")
             sys.stdout.flush()
             count = data.get("token_count")
-            ctx.err.print(f"{count} token{'' if count == 1 else 's'} in {data.get('total_s') or 0:.1f} s",
-                          style="dim", markup=False, highlight=False)
+            if count is not None:  # None: a completion of your own, only scored
+                ctx.err.print(f"{count} token{'' if count == 1 else 's'} in {data.get('total_s') or 0:.1f} s",
+                              style="dim", markup=False, highlight=False)
+    elif event == "score":
+        slot["score"] = data.get("score")
+        if live or not ctx.json:
+            ctx.err.print(f"{slot['label']}: reward {data.get('score'):.4f}", style="dim", markup=False,
+                          highlight=False)
+    elif event == "score_failed":
+        slot["score_error"] = data.get("message")
+        if not ctx.json:
+            ctx.err.print(f"{slot['label']}: not scored: {data.get('message')}", markup=False, highlight=False)
     elif event == "failed":
         slot.update(status="failed", error=data.get("message"))
         if live:
