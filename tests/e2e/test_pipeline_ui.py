@@ -1,7 +1,9 @@
 """A pipeline in Chromium: the RLHF template launched from the form (a stage's out-of-bounds param refused at that
 stage, nothing created), trained by the real worker stage after stage (SFT → reward model → GRPO rewarded by it), its
 page following the chain live to the reward model's accuracy and the GRPO stage's reward curve; the list compares
-the final stages, and a share link opens the page read-only without cookies."""
+the final stages, and a share link opens the page read-only without cookies. The GRPO stage's run page lists the
+completions it sampled with the reward model's score of each; the reward stage's playground scores a completion of
+your own, and the SFT stage's playground has its completions scored by that reward run."""
 
 import re
 from datetime import datetime
@@ -21,6 +23,8 @@ STAGE_PARAMS = {
            "Generation eval rows": 0},
 }
 GRPO_STEPS = STAGE_PARAMS[GRPO]["Max steps"]
+# A playground column's score, as the reward run's `score` event shows it.
+SCORED = re.compile(r"Reward -?\d+\.\d{3}")
 
 
 def _stage_progress(detail: dict) -> tuple:
@@ -32,7 +36,26 @@ def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
-def test_an_rlhf_pipeline_from_the_form_trains_stage_after_stage(page, api, api_server, browser, worker):
+def _wait_for_score(panel, label: str, message: str) -> None:
+    """Until the playground column named `label` shows its reward score; fails at once when a column fails or is not
+    scored, and otherwise only when no column has changed for the stall period (a model loading on a busy machine is
+    slow, not stuck). Read without waiting (evaluate_all), as wait_for_completions reads the columns."""
+    def read() -> dict[str, str]:
+        return dict(panel.get_by_role("region").evaluate_all(
+            "columns => columns.map(c => [c.querySelector('h3')?.innerText ?? '', c.innerText])"))
+
+    def scored(columns: dict[str, str]) -> bool:
+        failed = [line for text in columns.values() for line in text.split("\n")
+                  if line.startswith(("Failed:", "Not scored:"))]
+        assert not failed, f"a playground column failed: {failed}"
+        return SCORED.search(columns.get(label, "")) is not None
+
+    wait_while_progressing(read, scored, lambda columns: tuple(columns.items()), message=message)
+    expect(panel.get_by_role("region", name=label, exact=True)).to_contain_text(SCORED)
+
+
+def test_an_rlhf_pipeline_from_the_form_trains_stage_after_stage(page, api, api_server, browser, worker, start_worker,
+                                                                 settings):
     pipelines_before = api.get("/pipelines").json()["count"]
     page.goto("/")
     page.get_by_role("navigation").get_by_role("link", name="Pipelines", exact=True).click()
@@ -132,3 +155,50 @@ def test_an_rlhf_pipeline_from_the_form_trains_stage_after_stage(page, api, api_
     row.get_by_role("checkbox").check()
     page.get_by_role("button", name="Compare final stages (1)").click()
     page.wait_for_url(re.compile(rf"/compare\?runs={runs[2]['id']}$"))
+
+    # The GRPO stage's run page lists the completions it sampled at its steps, newest first, each with the reward
+    # model's score (its only reward) and the total.
+    page.goto(f"/pipelines/{pipeline_id}")
+    page.get_by_role("list", name="Stages", exact=True).get_by_role("article", name=GRPO, exact=True).get_by_role(
+        "link", name=re.compile(rf"^Run #{runs[2]['id']} ")).click()
+    page.wait_for_url(re.compile(rf"/runs/{runs[2]['id']}$"))
+    sampled = page.get_by_role("table", name="Sampled completions", exact=True)
+    expect(sampled).to_be_visible()
+    headers = sampled.get_by_role("columnheader")
+    expect(headers.filter(has_text=re.compile(r"^reward_model$"))).to_have_count(1)
+    columns = headers.all_inner_texts()
+    assert columns[:4] == ["Step", "Prompt", "Completion", "Expected"] and "Total reward" in columns, columns
+    rl_samples = api.get(f"/runs/{runs[2]['id']}/rl-samples").json()
+    assert rl_samples["count"] > 0, "the GRPO stage recorded its sampled completions"
+    rows = sampled.get_by_role("row").filter(has=page.get_by_role("cell"))
+    expect(rows).to_have_count(rl_samples["count"])
+    cells = rows.evaluate_all("rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
+    steps = [int(row[0].split()[0]) for row in cells]
+    assert steps == sorted(steps, reverse=True) and set(steps) <= set(range(1, GRPO_STEPS + 1)), steps
+    assert GRPO_STEPS in steps, "the last step's completions are there"
+    scores = [row[columns.index("reward_model")] for row in cells]
+    assert all(re.fullmatch(r"-?\d+\.\d{3}|—", score) for score in scores), scores
+    assert any(score != "—" for score in scores), "the reward model scored the completions"
+
+    # The reward stage's page: no model generates there, so its playground scores a completion of your own.
+    start_worker(settings.infer_queue)
+    page.goto(f"/runs/{runs[1]['id']}")
+    panel = page.get_by_role("region", name="Playground", exact=True)
+    expect(panel.get_by_label("Score with reward model", exact=True)).to_have_value(str(runs[1]["id"]))
+    expect(panel.get_by_label("Max new tokens")).to_have_count(0)
+    panel.get_by_role("textbox", name="Prompt").fill("What is 2 plus 3?")
+    panel.get_by_role("textbox", name="Your completion").fill("2 plus 3 is 5.")
+    panel.get_by_role("button", name="Score", exact=True).click()
+    _wait_for_score(panel, "your completion", "the reward run's score of your completion")
+    expect(panel.get_by_role("region", name="your completion", exact=True)).to_contain_text("2 plus 3 is 5.")
+    assert panel.get_by_role("region").count() == 1, "only your completion: a reward model writes none"
+
+    # The SFT stage's playground, scored by the reward stage's run: the run's completion gets a reward too.
+    page.goto(f"/runs/{runs[0]['id']}")
+    panel = page.get_by_role("region", name="Playground", exact=True)
+    panel.get_by_label("Score with reward model", exact=True).select_option(str(runs[1]["id"]))
+    panel.get_by_role("textbox", name="Prompt").fill("What is 2 plus 3?")
+    panel.get_by_label("Max new tokens").fill("8")
+    panel.get_by_role("button", name="Generate", exact=True).click()
+    _wait_for_score(panel, f"run {runs[0]['id']}: {runs[0]['name']}", "the reward run's score of the SFT run's completion")
+    expect(panel.get_by_text(f"Scored by run {runs[1]['id']}: ", exact=False)).to_be_visible()

@@ -10,7 +10,7 @@ import { RunNotFound, RunView } from "../features/run/components/RunView";
 import { sharedLinkCheckQueryOptions, sharedViewQueryOptions } from "../features/shares/api/queries";
 import { SharedBanner } from "../features/shares/components/SharedBanner";
 import { PipelineView } from "../features/pipelines";
-import { SamplesTable } from "../features/playground";
+import { RlSamplesTable, SamplesTable } from "../features/playground";
 import { StudyView } from "../features/studies";
 import { ShareUnavailable } from "../features/shares/components/ShareUnavailable";
 
@@ -62,6 +62,7 @@ function SharedContent({ token }: { token: string }) {
           <>
             <RunView runId={view.run_ids[0]} downloads={view.allow_downloads} notFound={<RunNotFound label={`#${view.run_ids[0]}`} />} />
             <SamplesTable runId={view.run_ids[0]} />
+            <RlSamplesTable runId={view.run_ids[0]} />
           </>
         )}
         {view?.kind === "comparison" && <ComparisonView ids={view.run_ids} readOnly />}

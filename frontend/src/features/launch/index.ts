@@ -3,7 +3,7 @@
 export { TopField, inputProps } from "./FormField";
 export { SchemaForm } from "./SchemaForm";
 export { rewardRunsQueryOptions } from "./api/rewardRuns";
-export { rewardRunLabel } from "./rewardRuns";
+export { rewardRunField, rewardRunLabel } from "./rewardRuns";
 export { BUNDLED_MODEL, paramDefaults, queueLabel, type Catalog, type Queue } from "./launchChoice";
 export { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
 export type { FieldSpec, FormValue, FormValues, JsonSchema } from "./schemaFields";

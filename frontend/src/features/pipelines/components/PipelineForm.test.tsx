@@ -30,7 +30,7 @@ function objective(name: string, title: string, formats: string[], properties: R
 const catalog: Catalog = {
   objectives: [
     objective("sft", "Supervised fine-tuning", ["instruction"]),
-    objective("reward", "Reward model", ["preference"]),
+    { ...objective("reward", "Reward model", ["preference"]), scores_text: true },
     objective("grpo", "GRPO", ["prompt", "instruction"], {
       reward_exact_match: { default: 1, minimum: 0, maximum: 100, title: "Exact-match reward (weight)", type: "number" },
       reward_model_run: { anyOf: [{ type: "integer" }, { type: "null" }], default: null, title: "Reward model run" },
@@ -70,12 +70,28 @@ const templates: PipelineTemplate[] = [
     ],
   },
   { name: "sft-dpo", title: "DPO after SFT", description: "Two steps", stages: [stage("SFT", "sft", ["instruction"], "tiny-tasks")] },
+  {
+    name: "grpo-alone", title: "GRPO on its own", description: "Rewarded by an existing reward run",
+    stages: [stage("GRPO", "grpo", ["prompt", "instruction"], "tiny-tasks", { params: { reward_model_run: 5 } })],
+  },
 ];
 
-function renderForm(answer: (body: unknown) => Response) {
+// The project's succeeded reward runs, newest first as GET /runs lists them.
+const rewardRuns = [
+  { id: 12, name: "rm-helpful", objective: "reward", status: "succeeded", reward_accuracy: 0.75 },
+  { id: 9, name: "rm-first", objective: "reward", status: "succeeded", reward_accuracy: null },
+];
+
+function renderForm(answer: (body: unknown) => Response, runLists: URLSearchParams[] = []) {
   const sent: unknown[] = [];
   fakeNetwork(async (request) => {
-    if (request.method === "POST" && new URL(request.url).pathname === "/api/v1/pipelines") {
+    const url = new URL(request.url);
+    if (request.method === "GET" && url.pathname === "/api/v1/runs") {
+      runLists.push(url.searchParams);
+      const runs = rewardRuns.filter((run) => run.objective === url.searchParams.get("objective"));
+      return json({ data: runs, count: runs.length, next_cursor: null });
+    }
+    if (request.method === "POST" && url.pathname === "/api/v1/pipelines") {
       const body = await request.json();
       sent.push(body);
       return answer(body);
@@ -144,5 +160,35 @@ describe("PipelineForm", () => {
     await user.click(screen.getByRole("radio", { name: /^DPO after SFT/ }));
     expect(screen.queryByRole("group", { name: "Stage 3 · GRPO" })).toBeNull();
     expect(screen.getByRole("button", { name: "Launch pipeline (1 stage)" })).toBeInTheDocument();
+  });
+
+  it("offers a stage no earlier stage rewards the project's reward runs by name, and sends the one chosen", async () => {
+    const user = userEvent.setup();
+    const runLists: URLSearchParams[] = [];
+    const sent = renderForm(() => json({ id: 3 }, 201), runLists);
+    // The RLHF template's GRPO stage is rewarded by stage 2: no runs to list.
+    expect(runLists).toEqual([]);
+    await user.click(screen.getByRole("radio", { name: /^GRPO on its own/ }));
+    const grpo = screen.getByRole("group", { name: "Stage 1 · GRPO" });
+    const field = within(grpo).getByLabelText("Reward model run");
+    expect(field.tagName).toBe("SELECT");
+    // The template's run, not among the project's, is kept by its id.
+    await waitFor(() =>
+      expect(within(field).getAllByRole("option").map((o) => o.textContent)).toEqual([
+        "None", "Run #12 · rm-helpful · reward accuracy 75 %", "Run #9 · rm-first", "Run #5",
+      ]),
+    );
+    expect(field).toHaveValue("5");
+    expect(runLists.map((q) => [q.get("objective"), q.get("project_id"), q.getAll("status")])).toEqual([["reward", "7", ["succeeded"]]]);
+    await user.selectOptions(field, "12");
+    await user.type(screen.getByLabelText("Pipeline name"), "grpo");
+    await user.click(screen.getByRole("button", { name: /^Launch pipeline/ }));
+    await screen.findByText("pipeline page");
+    expect(sent).toEqual([
+      {
+        project_id: 7, name: "grpo", model: "tunelab-tiny", template: "grpo-alone", queue: "cpu",
+        stages: [{ name: "GRPO", objective: "grpo", method: "lora", dataset_id: 2, params: { reward_model_run: 12 } }],
+      },
+    ]);
   });
 });

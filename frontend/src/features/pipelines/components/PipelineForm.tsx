@@ -1,12 +1,13 @@
 // The pipeline form: a template, the base model and a name, then one fieldset per stage (its dataset, method and
 // params, rendered from the method's schema as the run launch form renders them); the API checks every stage before
 // anything is created, and a stage's refusal shows at its field.
+import { useQueries, type UseQueryResult } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { FormEvent, MouseEvent } from "react";
 import { Link, useNavigate } from "react-router";
 
 import { ApiError } from "../../../api/client";
-import type { Dataset } from "../../../api/client";
+import type { Dataset, Schemas } from "../../../api/client";
 import { Card, ErrorBox } from "../../../components/ui/ui";
 import {
   BUNDLED_MODEL,
@@ -17,6 +18,8 @@ import {
   inputProps,
   paramDefaults,
   queueLabel,
+  rewardRunField,
+  rewardRunsQueryOptions,
   toFormValues,
   toParams,
   type Catalog,
@@ -58,6 +61,14 @@ type StageForm = {
 
 const paramsPrefix = (position: number) => `stages.${position}.params`;
 
+/** The reward runs of every objective whose model scores text, and the first failure to list them. */
+function combineRewardRuns(results: UseQueryResult<Schemas["RunsPublic"]>[]) {
+  return {
+    runs: results.flatMap((result) => result.data?.data ?? []),
+    error: results.find((result) => result.error)?.error?.message,
+  };
+}
+
 export function PipelineForm({ catalog, templates, queues, projectId }: Props) {
   const navigate = useNavigate();
   const create = useCreatePipeline();
@@ -86,23 +97,40 @@ export function PipelineForm({ catalog, templates, queues, projectId }: Props) {
   const queue = queues.find((q) => q.name === queueName);
   const names = drafts.map((d) => d.name);
 
+  // A stage of online RL that no earlier stage rewards is rewarded by an existing reward run, chosen by name.
+  const choosesRewardRun = drafts.some(
+    (draft) => !draft.rewardFrom && catalog.objectives.some((o) => o.name === draft.objective && o.reward_run_param !== null),
+  );
+  const rewardRuns = useQueries({
+    queries: choosesRewardRun
+      ? catalog.objectives.filter((o) => o.scores_text).map((o) => rewardRunsQueryOptions(projectId, o.name))
+      : [],
+    combine: combineRewardRuns,
+  });
+
   const stages = useMemo<StageForm[]>(
     () =>
       drafts.map((draft, position) => {
         const objective = catalog.objectives.find((o) => o.name === draft.objective);
         const method = catalog.methods.find((m) => m.name === draft.method);
         const formats = template?.stages[position]?.dataset_formats ?? objective?.dataset_formats ?? [];
+        const defaults = paramDefaults(method, model, objective);
+        const preset = { ...defaults, ...template?.stages[position]?.params };
+        const rewardParam = objective?.reward_run_param ?? null;
         const fields = [
           ...(objective ? describeSchema(objective.params_schema as JsonSchema) : []),
           ...(method ? describeSchema(method.params_schema as JsonSchema) : []),
+        ]
           // The pipeline fills the reward run in from reward_from (and refuses it given both ways).
-        ].filter((field) => !(draft.rewardFrom && field.name === objective?.reward_run_param));
-        const defaults = paramDefaults(method, model, objective);
-        const base = toFormValues(fields, { ...defaults, ...template?.stages[position]?.params });
+          .filter((field) => !(draft.rewardFrom && field.name === rewardParam))
+          .map((field) =>
+            field.name === rewardParam ? rewardRunField(field, rewardRuns.runs, preset[rewardParam], rewardRuns.error) : field,
+          );
+        const base = toFormValues(fields, preset);
         const kept = Object.fromEntries(Object.entries(edited[position] ?? {}).filter(([field]) => field in base));
         return { draft, formats, datasets: datasetsForFormats(catalog.datasets, formats), fields, defaults, values: { ...base, ...kept } };
       }),
-    [drafts, catalog, template, model, edited],
+    [drafts, catalog, template, model, edited, rewardRuns],
   );
 
   const known = [

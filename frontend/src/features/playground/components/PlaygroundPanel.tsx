@@ -56,7 +56,7 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
   const [includeBase, setIncludeBase] = useState(true);
   const [sampling, setSampling] = useState<Sampling>(DEFAULT_SAMPLING);
   const [answer, setAnswer] = useState<PlaygroundAnswer | null>(null);
-  const slots = useCompletionStream(answer);
+  const { slots, ended } = useCompletionStream(answer);
 
   const fieldErrors = ask.error instanceof ApiError ? ask.error.fieldErrors() : {};
   const set = <K extends keyof Sampling>(key: K, value: Sampling[K]) =>
@@ -79,18 +79,19 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
   return (
     <Card title="Playground" testId="playground">
       <form className="playground-form" onSubmit={submit}>
-        <div className="playground-source">
-          <label>
-            <input type="radio" name="playground-mode" checked={mode === "prompt"} onChange={() => setMode("prompt")} />{" "}
-            Prompt
-          </label>
-          {dataset && (
+        {/* A choice only where the runs' dataset offers rows to prompt with. */}
+        {dataset && (
+          <div className="playground-source">
+            <label>
+              <input type="radio" name="playground-mode" checked={mode === "prompt"} onChange={() => setMode("prompt")} />{" "}
+              Prompt
+            </label>
             <label>
               <input type="radio" name="playground-mode" checked={mode === "row"} onChange={() => setMode("row")} />{" "}
               A row of {dataset.name}
             </label>
-          )}
-        </div>
+          </div>
+        )}
         {mode === "prompt" ? (
           <Field name="prompt" label="Prompt" error={fieldErrors.prompt}>
             <textarea
@@ -168,7 +169,8 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
             value={rewardRun ?? ""}
             onChange={(e) => setRewardRun(e.target.value ? Number(e.target.value) : null)}
           >
-            <option value="">None</option>
+            {/* Without a model to generate, there is nothing to do but score. */}
+            {(generating.length > 0 || rewardRun === null) && <option value="">None</option>}
             {rewardRuns.map((run) => (
               <option key={run.id} value={run.id}>
                 {rewardRunLabel(run)}
@@ -178,14 +180,14 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
           </select>
         </Field>
         {rewardRun !== null && (
-          <Field name="completion" label="Your completion (scored too)" error={fieldErrors.completion}>
+          <Field name="completion" label={generating.length ? "Your completion (scored too)" : "Your completion"} error={fieldErrors.completion}>
             <textarea
               {...fieldProps("completion", fieldErrors.completion)}
               rows={2}
               required={generating.length === 0}
               value={completion}
               onChange={(e) => setCompletion(e.target.value)}
-              placeholder="An answer of your own, to score beside the models'"
+              placeholder={generating.length ? "An answer of your own, to score beside the models'" : "An answer to the prompt, for the reward model to score"}
             />
           </Field>
         )}
@@ -210,7 +212,7 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
           {answer.scored_by && <p className="help">Scored by {answer.scored_by}</p>}
           <div className="playground-columns">
             {answer.slots.map((slot) => (
-              <CompletionColumn key={slot.slot} slot={slot} state={slots[slot.slot]} />
+              <CompletionColumn key={slot.slot} slot={slot} state={slots[slot.slot]} scoring={answer.scored_by != null && !ended} />
             ))}
           </div>
         </>
@@ -219,11 +221,15 @@ export function PlaygroundPanel({ projectId, runs }: PlaygroundPanelProps) {
   );
 }
 
-/** A region named by its model, so that each completion is found (and read) under the model that wrote it. */
-function CompletionColumn({ slot, state }: { slot: CompletionSlot; state?: SlotState }) {
+/**
+ * A region named by its model, so that each completion is found (and read) under the model that wrote it. While the
+ * stream is open and a reward run scores, a completion written (or given) and not yet scored says so.
+ */
+function CompletionColumn({ slot, state, scoring }: { slot: CompletionSlot; state?: SlotState; scoring: boolean }) {
   const labelId = useId();
   const given = slot.kind === "given";
-  const score = state ? scoreLabel(state) : null;
+  const failed = state?.status === "failed";
+  const score = (state && scoreLabel(state)) ?? (scoring && !failed && (given || state?.status === "done") ? "Scoring…" : null);
   return (
     <section className="playground-column" data-status={state?.status ?? "waiting"} aria-labelledby={labelId}>
       <h3 id={labelId} title={given ? "Your text, scored only" : slot.chat_template ? "Prompted through the chat template the run trained with" : "Prompted with the raw text"}>
@@ -232,27 +238,33 @@ function CompletionColumn({ slot, state }: { slot: CompletionSlot; state?: SlotS
       <pre className="playground-completion">
         {state?.text}
       </pre>
-      {!given && <div className={state?.status === "failed" ? "field-error" : "help"}>{state ? slotStatusLabel(state) : "Waiting…"}</div>}
-      {score && <div className={state?.scoreError ? "field-error" : "playground-score"}>{score}</div>}
+      {(!given || failed) && <div className={failed ? "field-error" : "help"}>{state ? slotStatusLabel(state) : "Waiting…"}</div>}
+      {score && <div className={state?.scoreError ? "field-error" : state?.score != null ? "playground-score" : "help"}>{score}</div>}
     </section>
   );
 }
 
-/** Each slot's state, following the answer's event stream (from its first event, whenever it is opened). */
-function useCompletionStream(answer: PlaygroundAnswer | null): SlotState[] {
+/** Each slot's state, following the answer's event stream (from its first event, whenever it is opened), and whether
+ * the stream has ended. */
+function useCompletionStream(answer: PlaygroundAnswer | null): { slots: SlotState[]; ended: boolean } {
   const [slots, setSlots] = useState<SlotState[]>([]);
+  const [ended, setEnded] = useState(false);
   useEffect(() => {
     if (!answer) return;
     setSlots(initialSlots(answer.slots.length));
+    setEnded(false);
     const source = new EventSource(answer.events_url);
     for (const name of STREAM_EVENTS) {
       source.addEventListener(name, (event) => {
         const data = JSON.parse((event as MessageEvent<string>).data) as Parameters<typeof applyEvent>[2];
         setSlots((old) => applyEvent(old, name, data));
-        if (name === "end") source.close();
+        if (name === "end") {
+          source.close();
+          setEnded(true);
+        }
       });
     }
     return () => source.close();
   }, [answer]);
-  return slots;
+  return { slots, ended };
 }

@@ -1,10 +1,12 @@
-// Below a run page: its stored samples, and for an editor of a succeeded run the playground on it and its base.
+// Below a run page: its stored samples, an online RL run's sampled completions, and for an editor of a succeeded run
+// the playground on it and its base.
 import { useQueries, useQuery } from "@tanstack/react-query";
 
 import type { Run } from "../../../api/client";
 import { canEdit, useSession } from "../../auth";
 import { runQueryOptions } from "../../runs";
 import { PlaygroundPanel } from "./PlaygroundPanel";
+import { RlSamplesTable } from "./RlSamplesTable";
 import { SamplesTable } from "./SamplesTable";
 
 export function RunPlayground({ runId }: { runId: number }) {
@@ -12,6 +14,7 @@ export function RunPlayground({ runId }: { runId: number }) {
   return (
     <>
       <SamplesTable runId={runId} />
+      <RlSamplesTable runId={runId} />
       {run && <EditorsPlayground runs={[run]} />}
     </>
   );
