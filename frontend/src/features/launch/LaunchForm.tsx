@@ -14,7 +14,7 @@ import { datasetsFor, fitToObjective, initialChoice, methodsFor, paramDefaults, 
 import type { Catalog, LaunchChoice, Queue } from "./launchChoice";
 import { rewardRunsQueryOptions } from "./api/rewardRuns";
 import { EstimatePanel } from "./EstimatePanel";
-import { TopField, inputProps } from "./FormField";
+import { ModelOptions, TopField, UnavailableModels, inputProps } from "./FormField";
 import { rewardRunField } from "./rewardRuns";
 import { SchemaForm } from "./SchemaForm";
 import { assignFieldErrors, describeSchema, toFormValues, toParams } from "./schemaFields";
@@ -251,12 +251,7 @@ export function LaunchForm({
                   </span>
                 )}
                 {model && <span>{model.description}</span>}
-                {unavailable.map((m) => (
-                  <span key={m.name} className="unavailable-model">
-                    {" "}
-                    {m.title} is not on this server{m.how_to_get && <>: get it with <code>{m.how_to_get}</code></>}.
-                  </span>
-                ))}
+                <UnavailableModels models={unavailable} />
               </>
             }
           >
@@ -267,12 +262,7 @@ export function LaunchForm({
               onChange={(e) => update("model", e.target.value)}
             >
               {!choice.model && <option value="">—</option>}
-              {modelOptions.map((m) => (
-                <option key={m.name} value={m.name} disabled={!m.available}>
-                  {m.title}
-                  {m.available ? "" : " (unavailable)"}
-                </option>
-              ))}
+              <ModelOptions models={modelOptions} />
             </select>
           </TopField>
           <TopField

@@ -1,6 +1,6 @@
 // The launch feature's public API for other features (the study and pipeline forms lay their fields out as the run
 // form does; the pipeline form renders each stage's params from its schema as the run form does).
-export { TopField, inputProps } from "./FormField";
+export { ModelOptions, TopField, UnavailableModels, inputProps } from "./FormField";
 export { SchemaForm } from "./SchemaForm";
 export { rewardRunsQueryOptions } from "./api/rewardRuns";
 export { rewardRunField, rewardRunLabel } from "./rewardRuns";

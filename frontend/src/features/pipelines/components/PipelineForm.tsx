@@ -16,6 +16,8 @@ import {
   assignFieldErrors,
   describeSchema,
   inputProps,
+  ModelOptions,
+  UnavailableModels,
   paramDefaults,
   queueLabel,
   rewardRunField,
@@ -278,12 +280,7 @@ export function PipelineForm({ catalog, templates, queues, projectId }: Props) {
             help={
               <>
                 {model && <span>{model.description} The first stage trains it; the others start from a stage's weights.</span>}
-                {unavailable.map((m) => (
-                  <span key={m.name} className="unavailable-model">
-                    {" "}
-                    {m.title} is not on this server{m.how_to_get && <>: get it with <code>{m.how_to_get}</code></>}.
-                  </span>
-                ))}
+                <UnavailableModels models={unavailable} />
               </>
             }
           >
@@ -296,12 +293,7 @@ export function PipelineForm({ catalog, templates, queues, projectId }: Props) {
               }}
             >
               {!modelName && <option value="">—</option>}
-              {catalog.models.map((m) => (
-                <option key={m.name} value={m.name} disabled={!m.available}>
-                  {m.title}
-                  {m.available ? "" : " (unavailable)"}
-                </option>
-              ))}
+              <ModelOptions models={catalog.models} />
             </select>
           </TopField>
           <TopField name="queue" label="Queue" error={rest.queue} help="Every stage's run waits on this queue for a worker.">

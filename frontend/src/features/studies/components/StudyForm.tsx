@@ -8,7 +8,7 @@ import { Link, useNavigate } from "react-router";
 import { ApiError } from "../../../api/client";
 import type { Dataset, Schemas } from "../../../api/client";
 import { Card, ErrorBox } from "../../../components/ui/ui";
-import { TopField, inputProps } from "../../launch";
+import { ModelOptions, TopField, UnavailableModels, inputProps } from "../../launch";
 import { runsQueryOptions } from "../../runs";
 import { useCreateStudy } from "../api/queries";
 import {
@@ -313,12 +313,7 @@ export function StudyForm({ catalog, queues, projectId }: { catalog: StudyCatalo
                   </span>
                 )}
                 {model && <span>{model.description}</span>}
-                {unavailable.map((m) => (
-                  <span key={m.name} className="unavailable-model">
-                    {" "}
-                    {m.title} is not on this server{m.how_to_get && <>: get it with <code>{m.how_to_get}</code></>}.
-                  </span>
-                ))}
+                <UnavailableModels models={unavailable} />
               </>
             }
           >
@@ -332,12 +327,7 @@ export function StudyForm({ catalog, queues, projectId }: { catalog: StudyCatalo
               }}
             >
               {!shownModel && <option value="">—</option>}
-              {modelOptions.map((m) => (
-                <option key={m.name} value={m.name} disabled={!m.available}>
-                  {m.title}
-                  {m.available ? "" : " (unavailable)"}
-                </option>
-              ))}
+              <ModelOptions models={modelOptions} />
             </select>
           </TopField>
           <TopField
