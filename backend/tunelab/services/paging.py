@@ -4,6 +4,11 @@ the database, `{"o": Infinity}` in int(); each must be a 400 INVALID_CURSOR nami
 
 import base64
 import json
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
 from tunelab.schemas.common import MAX_ID
@@ -53,3 +58,28 @@ def decode_id(cursor: str) -> int:
     if not 1 <= last_id <= MAX_ID:
         raise _invalid()
     return last_id
+
+
+Row = TypeVar("Row")
+
+
+@dataclass(frozen=True)
+class IdPage(Generic[Row]):
+    rows: list[Row]
+    count: int
+    next_cursor: str | None
+
+
+def newest_first(session: Session, entity: type[Row], project_ids: list[int], limit: int,
+                 cursor: str | None) -> IdPage[Row]:
+    """A page of the projects' rows of `entity` (a table with id and project_id: studies, pipelines), newest first;
+    the cursor is the id of the previous page's last row."""
+    table: Any = entity
+    in_projects = table.project_id.in_(project_ids)
+    query = select(table).where(in_projects).order_by(table.id.desc()).limit(limit + 1)
+    if cursor is not None:
+        query = query.where(table.id < decode_id(cursor))
+    found = list(session.scalars(query))
+    count = session.scalar(select(func.count(table.id)).where(in_projects)) or 0
+    page = found[:limit]
+    return IdPage(rows=page, count=count, next_cursor=encode_id(page[-1].id) if len(found) > limit else None)

@@ -36,7 +36,7 @@ from tunelab.services import metrics
 from tunelab.services.accounts import audit, shares
 from tunelab.services.accounts.principal import Actor
 from tunelab.services.evaluation.cost_table import EvalSplit, RunFigures, cost_table
-from tunelab.services.paging import decode_id, encode_id
+from tunelab.services.paging import newest_first
 from tunelab.services.runs import run_queues, runs
 from tunelab.services.runs.queue import Broker
 from tunelab.training import registry
@@ -301,16 +301,10 @@ def to_public(session: Session, study: Study, show_creator: bool = True) -> Stud
 
 
 def list_studies(session: Session, project_ids: list[int], limit: int, cursor: str | None) -> StudiesPublic:
-    """Newest first; the cursor is the id of the last study of the previous page (as for datasets)."""
-    in_projects = Study.project_id.in_(project_ids)
-    query = select(Study).where(in_projects).order_by(Study.id.desc()).limit(limit + 1)
-    if cursor is not None:
-        query = query.where(Study.id < decode_id(cursor))
-    found = list(session.scalars(query))
-    count = session.scalar(select(func.count(Study.id)).where(in_projects)) or 0
-    page = found[:limit]
-    return StudiesPublic(data=[to_public(session, s) for s in page], count=count,
-                         next_cursor=encode_id(page[-1].id) if len(found) > limit else None)
+    """Newest first; the cursor is the id of the last study of the previous page."""
+    page = newest_first(session, Study, project_ids, limit, cursor)
+    return StudiesPublic(data=[to_public(session, s) for s in page.rows], count=page.count,
+                         next_cursor=page.next_cursor)
 
 
 def read_study(session: Session, study: Study, show_creator: bool = True) -> StudyDetailPublic:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from tunelab.core.errors import AppError
@@ -37,7 +37,7 @@ from tunelab.schemas.pipelines import (
 from tunelab.schemas.runs import RunCreate
 from tunelab.services.accounts import audit, shares
 from tunelab.services.accounts.principal import SYSTEM, Actor
-from tunelab.services.paging import decode_id, encode_id
+from tunelab.services.paging import newest_first
 from tunelab.services.runs import run_queues, runs
 from tunelab.services.runs.queue import Broker
 from tunelab.training import registry
@@ -406,16 +406,10 @@ def to_public(session: Session, pipeline: Pipeline, show_creator: bool = True) -
 
 
 def list_pipelines(session: Session, project_ids: list[int], limit: int, cursor: str | None) -> PipelinesPublic:
-    """Newest first; the cursor is the id of the last pipeline of the previous page (as for studies)."""
-    in_projects = Pipeline.project_id.in_(project_ids)
-    query = select(Pipeline).where(in_projects).order_by(Pipeline.id.desc()).limit(limit + 1)
-    if cursor is not None:
-        query = query.where(Pipeline.id < decode_id(cursor))
-    found = list(session.scalars(query))
-    count = session.scalar(select(func.count(Pipeline.id)).where(in_projects)) or 0
-    page = found[:limit]
-    return PipelinesPublic(data=[to_public(session, p) for p in page], count=count,
-                           next_cursor=encode_id(page[-1].id) if len(found) > limit else None)
+    """Newest first; the cursor is the id of the last pipeline of the previous page."""
+    page = newest_first(session, Pipeline, project_ids, limit, cursor)
+    return PipelinesPublic(data=[to_public(session, p) for p in page.rows], count=page.count,
+                           next_cursor=page.next_cursor)
 
 
 def read_pipeline(session: Session, pipeline: Pipeline, show_creator: bool = True) -> PipelineDetailPublic:
