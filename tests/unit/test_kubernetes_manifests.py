@@ -354,5 +354,7 @@ def test_keda_scales_each_worker_on_its_queue():
 @pytest.mark.parametrize("build", BUILDS)
 def test_nothing_names_a_path_of_this_machine(build):
     text = render(build)[0]
-    for path in {str(ROOT), str(ROOT.parent), str(Path.home())} - {"/"}:
+    # The checkout and the home directory; not their parents, which may be as common as /tmp (a clone in CI), a
+    # folder the manifests rightly name (HOME=/tmp in the containers).
+    for path in {str(ROOT), str(Path.home())} - {"/", "/tmp", "/root"}:
         assert path not in text, f"{build} names {path}"
