@@ -20,7 +20,7 @@ TESTS_DIR = Path(__file__).parent
 # Each folder of tests is a tier, marked by its name (`pytest -m unit`); the tiers that start a worker, train, drive
 # Chromium or break the services are also `slow`. `make test-fast` runs the rest: the loop to run while working.
 TIERS = {"unit": False, "api": False, "client": False, "cli": True, "worker": True, "training": True, "e2e": True,
-         "faults": True}
+         "faults": True, "store": True}
 
 
 def pytest_collection_modifyitems(config, items):

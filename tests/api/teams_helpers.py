@@ -211,4 +211,4 @@ def write_run_outputs(settings, run_id: int) -> None:
     (folder / ARTIFACT_PATH).write_text(ARTIFACT_TEXT)
     (folder / RUN_LOG_NAME).write_text(LOG_TEXT)
     with session_scope() as session:
-        index_run_artifacts(session, run_id, folder)
+        index_run_artifacts(session, settings, run_id)

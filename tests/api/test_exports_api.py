@@ -37,7 +37,7 @@ def _write(settings, run_id: int, files: dict[str, str]) -> None:
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
         (folder / relative).write_text(text)
     with session_scope() as session:
-        index_run_artifacts(session, run_id, folder)
+        index_run_artifacts(session, settings, run_id)
 
 
 LORA_ADAPTER = {"adapter/adapter_config.json": json.dumps({"peft_type": "LORA", "r": 8}),

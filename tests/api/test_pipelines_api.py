@@ -157,7 +157,8 @@ def test_each_stage_is_launched_when_its_parent_succeeds_from_the_right_weights(
         swept = [run.id for run in pipelines.advance_all(session, settings, None)]
     page = http.get(f"{API}/pipelines/{pipeline_id}", headers=team.viewer.headers).json()
     grpo = page["stages"][2]["run"]
-    assert swept == [grpo["id"]]
+    # The app's own reaper may sweep first (it runs every second in tests): then this sweep finds nothing to launch.
+    assert grpo is not None and swept in ([grpo["id"]], [])
     assert grpo["base_run_id"] == sft, "GRPO's policy starts from the SFT weights, not the reward model's"
     assert grpo["config"]["reward_model"]["run_id"] == reward
     assert grpo["config"]["params"]["reward_model_run"] == reward

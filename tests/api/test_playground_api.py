@@ -263,7 +263,8 @@ def test_a_reward_run_scores_each_completion_and_a_completion_of_your_own(team, 
     assert body["scored_by"] == f"run {reward_run['id']}: {reward_run['name']}"
     stored = json.loads(get_redis().get(f"{settings.redis_namespace}:playground:{body['id']}:request"))
     assert stored["slots"][2]["text"] == "4"
-    assert stored["scorer"]["start_from"] == [["adapter", str(settings.artifact_dir / str(reward_run["id"]) / "adapter")]]
+    # Named by run, not by a path of the API's host: the inference worker finds its own copy (playground.localized).
+    assert stored["scorer"]["start_from"] == [["adapter", f"run:{reward_run['id']}/adapter"]]
 
     only_scored = _post(team, {"prompt": "2+2?", "reward_run": reward_run["id"], "completion": "4"})
     assert only_scored.status_code == 202 and [s["kind"] for s in only_scored.json()["slots"]] == ["given"]

@@ -113,7 +113,7 @@ def test_artifact_download_cannot_escape_the_run_folder(client, db_session, asse
         assert response.json()["error"]["code"] in ("INVALID_PATH", "ARTIFACT_NOT_FOUND")
     for path in ("../../tunelab.db", "/etc/passwd", "../1/train.log"):
         with pytest.raises(AppError) as refused:
-            artifact_file(db_session, settings, run["id"], path)
+            artifact_file(db_session, run["id"], path)
         assert refused.value.code == "INVALID_PATH"
 
 

@@ -30,6 +30,26 @@ class Settings(BaseSettings):
         default_factory=lambda fields: fields["data_dir"] / "datasets",
         description="Where uploaded datasets are stored; default data_dir/datasets",
     )
+    artifact_url: str = Field(
+        "", description="The artifact store: empty for the local folders TUNELAB_ARTIFACT_DIR and TUNELAB_DATASET_DIR, "
+        "or s3://bucket/prefix for an S3-compatible store (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+        "a profile or an instance role), which the API and workers then share and nothing else",
+    )
+    s3_endpoint_url: str | None = Field(
+        None, description="Endpoint of an S3-compatible store other than AWS (MinIO: http://minio:9000)")
+    presigned_downloads: bool = Field(
+        False, description="Answer a download of one artifact file with a redirect to a presigned URL of the S3 store, "
+        "instead of streaming it through the API (zips are always streamed)")
+    presigned_url_ttl_s: int = Field(300, ge=10, le=7 * 24 * 3600, description="How long a presigned URL is valid")
+    cache_dir: Path = Field(
+        default_factory=lambda fields: fields["data_dir"] / "cache",
+        description="This process's copy of datasets and run weights fetched from an S3 store, and the working folder "
+        "of the runs a worker trains; default data_dir/cache",
+    )
+    cache_max_gb: float = Field(
+        20.0, gt=0, description="Bound of the cache's fetched files, least recently used evicted first")
+    store_sync_interval_s: float = Field(
+        10.0, gt=0, description="How often a worker uploads a training run's log and samples to an S3 store")
     models_dir: Path = Field(
         default_factory=lambda fields: fields["data_dir"] / "models",
         description="Bundled and downloaded base models; default data_dir/models",
@@ -153,6 +173,14 @@ class Settings(BaseSettings):
     signin_window_s: int = Field(300, gt=0, description="The window, in seconds, that the sign-in limits count over")
 
     @model_validator(mode="after")
+    def _refuse_unknown_store(self) -> "Settings":
+        url = self.artifact_url.strip()
+        if url and (not url.startswith("s3://") or len(url) <= len("s3://") or url[len("s3://")] == "/"):
+            raise ValueError(f"TUNELAB_ARTIFACT_URL ({url!r}) must be empty (the local folders) or s3://bucket/prefix")
+        self.artifact_url = url
+        return self
+
+    @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> "Settings":
         if self.environment == "production" and (self.secret_key == EXAMPLE_SECRET_KEY or len(self.secret_key) < 32):
             raise ValueError(
@@ -166,6 +194,7 @@ class Settings(BaseSettings):
         self.data_dir = self.data_dir.resolve()
         self.artifact_dir = self.artifact_dir.resolve()
         self.dataset_dir = self.dataset_dir.resolve()
+        self.cache_dir = self.cache_dir.resolve()
         self.models_dir = self.models_dir.resolve()
         return self
 

@@ -29,7 +29,8 @@ def merge_adapter(adapter_dir: Path, tokenizer_dir: Path, output_dir: Path, base
 
     from tunelab.training.models import load_starting_model
 
-    if start_from:
+    if start_from or base is not None:
+        # The base as the worker has it: an adapter names its base by model id, which need not be a path here.
         assert base is not None, "a run that started from another's weights names its base"
         starting, _ = load_starting_model(base, start_from, head=head)
         model = PeftModel.from_pretrained(starting, str(adapter_dir))

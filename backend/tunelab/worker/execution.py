@@ -13,14 +13,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Dataset, Run, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services.catalog.datasets import dataset_file
-from tunelab.services.catalog.models import model_identity
+from tunelab.services.catalog.models import model_identity, worker_model_path
 from tunelab.services.live.events import wait_for_notice
 from tunelab.services.metrics import MetricPoint, ingest_points
-from tunelab.services.runs import artifacts, lifecycle
+from tunelab.services.runs import artifacts, lifecycle, run_files
 from tunelab.services.runs.runs import RunConfig, training_config
 from tunelab.training.distributed import is_main_process, process_count, process_rank
 from tunelab.training.sink import RunPhase, RunSummary, ScoringModel, SilentSink, StartingWeights, TrainingJob
@@ -91,8 +92,11 @@ class SqlRunSink:
 
     def checkpoint_saved(self, step: int) -> None:
         self.flush()  # the metrics up to the checkpoint land first
+        settings = get_settings()
+        # In the store before SQL names it: a resume on any host then finds the checkpoint it is told of.
+        run_files.sync_checkpoints(settings, self.run_id, self.output_dir)
         with session_scope() as session:
-            lifecycle.record_checkpoint(session, self.run_id, step, self.output_dir)
+            lifecycle.record_checkpoint(session, settings, self.run_id, step)
 
     def _maybe_flush(self) -> None:
         due = time.monotonic() - self._last_flush >= self.flush_interval_s
@@ -219,7 +223,9 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         run = session.get_one(Run, run_id)
         config, worker, prior_wall_time = training_config(run), run.worker, run.wall_time_s or 0.0
         checkpoint_step = run.checkpoint_step
-        identity = model_identity(Path(config["model_path"]))
+    model_path = worker_model_path(settings, config["model"], config["model_path"])
+    identity = model_identity(model_path)
+    with session_scope() as session:
         lifecycle.record_start(session, run_id, package_versions(), identity)
 
     output_dir = artifacts.run_dir(settings, run_id)
@@ -231,7 +237,7 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         log.info("run %s claimed by %s: %s %s on %s (attempt %d, training process %d%s)", run_id, worker,
                  config["objective"], config["method"], config["model"], attempt, os.getpid(), resuming)
         with watch:
-            job = _training_job(settings, run_id, config, attempt, str(identity.get("files_digest", "")))
+            job = _training_job(settings, run_id, config, attempt, model_path, str(identity.get("files_digest", "")))
             result = run_training(job, sink)
         if result.canceled:
             status = RunStatus.canceled
@@ -251,8 +257,13 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
             sink.flush()
         except Exception:  # noqa: BLE001
             log.warning("final metrics flush failed for run %s", run_id, exc_info=True)
+        try:
+            run_files.publish(settings, run_id, output_dir)
+        except AppError as exc:  # what the store did not take is not the run's: it fails with why
+            log.error("run %s: %s", run_id, exc.message)
+            status, reason = RunStatus.failed, f"its files could not be stored: {exc.message}"
         with session_scope() as session:
-            artifacts.index_run_artifacts(session, run_id, output_dir)
+            artifacts.index_run_artifacts(session, settings, run_id)
             lifecycle.finish_run(session, run_id, status, reason, attempt=attempt)
     return status.value
 
@@ -268,15 +279,16 @@ def _train_beside_rank_zero(run_id: int, attempt: int) -> str | None:
         if not lifecycle.is_current_attempt(session, run_id, attempt):
             return None
         config = training_config(session.get_one(Run, run_id))
-    result = run_training(_training_job(settings, run_id, config, attempt), SilentSink())
+    model_path = worker_model_path(settings, config["model"], config["model_path"])
+    result = run_training(_training_job(settings, run_id, config, attempt, model_path), SilentSink())
     return (RunStatus.canceled if result.canceled else RunStatus.succeeded).value
 
 
-def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: int,
+def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: int, model_path: Path,
                   model_digest: str = "") -> TrainingJob:
     start_from = config.get("start_from", [])
     return TrainingJob(
-        objective=config["objective"], method=config["method"], model=config["model_path"],
+        objective=config["objective"], method=config["method"], model=str(model_path),
         dataset_path=_dataset_file(settings, run_id), dataset_format=config["dataset"]["format"],
         params=config["params"], output_dir=artifacts.run_dir(settings, run_id), resume=attempt > 1,
         split_seed=config["dataset"].get("split_seed"), system_metrics_interval_s=settings.system_metrics_interval_s,
@@ -284,13 +296,13 @@ def _training_job(settings: Settings, run_id: int, config: RunConfig, attempt: i
         baseline_cache_dir=settings.data_dir / "baselines", model_digest=model_digest,
         start_from=_starting_weights(settings, start_from),
         # The tokenizer of the run it starts from (its chat template): the last one's, which every one before passed on.
-        start_tokenizer_dir=artifacts.run_dir(settings, start_from[-1]["run_id"]) / "tokenizer" if start_from else None,
+        start_tokenizer_dir=run_files.run_folder(settings, start_from[-1]["run_id"], "tokenizer") if start_from else None,
         reward_model=_scoring_model(settings, config["reward_model"]) if "reward_model" in config else None,
     )
 
 
 def _starting_weights(settings: Settings, weights: list[dict[str, Any]]) -> tuple[StartingWeights, ...]:
-    return tuple(StartingWeights(kind=w["kind"], path=artifacts.run_dir(settings, w["run_id"]) / w["kind"],
+    return tuple(StartingWeights(kind=w["kind"], path=run_files.run_folder(settings, w["run_id"], w["kind"]),
                                  source=f"run {w['run_id']} · {w['name']}") for w in weights)
 
 
@@ -300,9 +312,10 @@ def _scoring_model(settings: Settings, reward: dict[str, Any]) -> ScoringModel:
         run = session.get(Run, reward["run_id"])
         if run is None:
             raise FileNotFoundError(f"the reward run {reward['run_id']} ({reward['name']}) was deleted")
-        base = training_config(run)["model_path"]
-    return ScoringModel(base=base, weights=_starting_weights(settings, reward["weights"]),
-                        tokenizer_dir=artifacts.run_dir(settings, reward["run_id"]) / "tokenizer",
+        reward_config = training_config(run)
+    base = worker_model_path(settings, reward_config["model"], reward_config["model_path"])
+    return ScoringModel(base=str(base), weights=_starting_weights(settings, reward["weights"]),
+                        tokenizer_dir=run_files.run_folder(settings, reward["run_id"], "tokenizer"),
                         source=f"run {reward['run_id']} · {reward['name']}")
 
 

@@ -15,15 +15,17 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO
 
+from tunelab.core.errors import AppError
 from tunelab.core.processes import die_with_parent
 from tunelab.core.redis import environ_with_redis, redis_url
 from tunelab.core.settings import Settings, get_settings
 from tunelab.db.models import Run, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services.live.events import wait_for_notice
-from tunelab.services.runs import artifacts, lifecycle, pipelines, queue
+from tunelab.services.runs import artifacts, lifecycle, pipelines, queue, run_files
 from tunelab.services.runs.queue import Broker
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
         return None
     folder = artifacts.run_dir(settings, run_id)
     folder.mkdir(parents=True, exist_ok=True)
+    if claim.attempt > 1:
+        _pull_earlier_attempts(settings, run_id, folder)
     process = _hand_to_warm_process(run_id, claim.attempt) if num_processes == 1 else None
     if process is not None:
         log.info("run %s attempt %d: handed to warm training process %d", run_id, claim.attempt, process.pid)
@@ -68,7 +72,7 @@ def execute_run(run_id: int, worker: str | None = None, broker: Broker | None = 
     # The next run's process loads while this one trains: queued runs then start one after another without waiting
     # for imports (on a machine of few cores it shares them with this run for those seconds).
     start_warm_process(settings)
-    forced = _supervise(run_id, process, settings)
+    forced = _supervise(run_id, process, settings, folder)
     return _settle(settings, run_id, claim.attempt, process.returncode, forced, broker)
 
 
@@ -139,17 +143,39 @@ def _num_processes(run: Run | None) -> int:
     return int(params.get("num_processes", 1))
 
 
-def _supervise(run_id: int, process: subprocess.Popen, settings: Settings) -> bool:
-    """Beat the heartbeat while the training process lives; kill it when a force stop is asked for. Returns whether
-    it was killed that way."""
+def _pull_earlier_attempts(settings: Settings, run_id: int, folder: Path) -> None:
+    """A resumed run: what its earlier attempts stored (on another host, maybe), its newest checkpoint first of all.
+    Should the store not answer, the run resumes from what this host has, and its log says so."""
+    try:
+        run_files.pull(settings, run_id, folder)
+    except (AppError, OSError) as exc:
+        message = exc.message if isinstance(exc, AppError) else str(exc)
+        log.warning("run %s: could not pull its earlier attempts' files: %s", run_id, message)
+        with (folder / artifacts.RUN_LOG_NAME).open("a", encoding="utf-8") as run_log:
+            run_log.write(f"could not pull the earlier attempts' files from the artifact store: {message}\n")
+
+
+def _sync_live_files(settings: Settings, run_id: int, folder: Path) -> None:
+    try:
+        run_files.publish(settings, run_id, folder, live_only=True)
+    except (AppError, OSError):  # sent at the next sync, or at the end
+        log.warning("run %s: could not upload its log and samples; retrying at the next sync", run_id, exc_info=True)
+
+
+def _supervise(run_id: int, process: subprocess.Popen, settings: Settings, folder: Path) -> bool:
+    """Beat the heartbeat while the training process lives, and send its log and samples to the store; kill it when
+    a force stop is asked for. Returns whether it was killed that way."""
     force = threading.Event()
     done = threading.Event()
     listener = threading.Thread(target=wait_for_notice, daemon=True, name=f"force-stop-listener-{run_id}",
                                 args=(run_id, frozenset({"force_stop"}), force.set, done, "the force-stop listener"))
     listener.start()
-    next_beat = time.monotonic()
+    next_beat = next_sync = time.monotonic()
     try:
         while process.poll() is None:
+            if time.monotonic() >= next_sync:
+                next_sync = time.monotonic() + settings.store_sync_interval_s
+                _sync_live_files(settings, run_id, folder)
             if time.monotonic() >= next_beat:
                 next_beat = time.monotonic() + settings.heartbeat_interval_s
                 try:
@@ -191,17 +217,28 @@ def _kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
+def _publish_what_is_left(settings: Settings, run_id: int) -> None:
+    folder = artifacts.run_dir(settings, run_id)
+    try:
+        run_files.publish(settings, run_id, folder)
+    except (AppError, OSError):
+        log.warning("run %s: could not store what its training process left", run_id, exc_info=True)
+
+
 def _settle(settings: Settings, run_id: int, attempt: int, returncode: int, forced: bool,
             broker: Broker | None) -> str | None:
     """The training process has exited. If it did not record the run's end (it was killed, or crashed), record it
-    here: a force stop ends `canceled`; anything else is a lost training process, resumed from its checkpoint."""
+    here: a force stop ends `canceled`; anything else is a lost training process, resumed from its checkpoint (on any
+    host: what it left here is sent to the store first)."""
+    if forced or returncode != 0:
+        _publish_what_is_left(settings, run_id)
     with session_scope() as session:
         if forced:
             run = session.get(Run, run_id)
             step = run.current_step if run is not None else 0
             lifecycle.finish_run(session, run_id, RunStatus.canceled,
                                  f"force-stopped at step {step}: the training process was killed", attempt=attempt)
-            artifacts.index_run_artifacts(session, run_id, artifacts.run_dir(settings, run_id))
+            artifacts.index_run_artifacts(session, settings, run_id)
         elif lifecycle.is_current_attempt(session, run_id, attempt):
             why = describe_exit(returncode)
             log.warning("run %s: %s before it finished", run_id, why)

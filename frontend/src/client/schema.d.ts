@@ -834,7 +834,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download Run Artifact */
+        /**
+         * Download Run Artifact
+         * @description One file of the run: from the local store's folder, streamed from an S3 store, or (TUNELAB_PRESIGNED_DOWNLOADS)
+         *     a redirect to a short-lived presigned URL of it.
+         */
         get: operations["download_run_artifact_api_v1_runs__run_id__artifacts__path__get"];
         put?: never;
         post?: never;
@@ -1788,7 +1792,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "RUN_NOT_FOUND" | "DATASET_NOT_FOUND" | "MODEL_NOT_FOUND" | "METHOD_NOT_FOUND" | "OBJECTIVE_NOT_FOUND" | "ARTIFACT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "RUN_NOT_FINISHED" | "RUN_NOT_RESUMABLE" | "RUN_NOT_EXPORTABLE" | "RUN_NOT_SUCCEEDED" | "RUN_HAS_NO_WEIGHTS" | "BASE_MODELS_DIFFER" | "PLAYGROUND_NOT_FOUND" | "QUEUE_UNAVAILABLE" | "EXPORT_IN_PROGRESS" | "RUN_FINISHED" | "DATASET_INVALID" | "DATASET_IN_USE" | "RUN_IN_USE" | "DATASET_BUNDLED" | "PAYLOAD_TOO_LARGE" | "INVALID_PATH" | "INVALID_CURSOR" | "TOKENIZER_UNAVAILABLE" | "AUTH_REQUIRED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "CSRF_FAILED" | "SIGNUP_CLOSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "SETUP_DONE" | "EMAIL_TAKEN" | "PROJECT_NAME_TAKEN" | "ALREADY_MEMBER" | "LAST_OWNER" | "LAST_ADMIN" | "INVITE_ACCEPTED" | "USER_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITE_INVALID" | "SHARE_NOT_FOUND" | "STUDY_NOT_FOUND" | "PIPELINE_NOT_FOUND" | "PIPELINE_FINISHED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "SHARE_REVOKED" | "SHARE_EXPIRED" | "RUN_NOT_EXTERNAL" | "PROJECT_HOLDS_SAMPLES" | "INTERNAL_ERROR" | "DATABASE_UNAVAILABLE" | "METHOD_NOT_ALLOWED" | "HTTP_ERROR";
+            code: "VALIDATION_ERROR" | "RUN_NOT_FOUND" | "DATASET_NOT_FOUND" | "MODEL_NOT_FOUND" | "METHOD_NOT_FOUND" | "OBJECTIVE_NOT_FOUND" | "ARTIFACT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "NOT_FOUND" | "RUN_NOT_FINISHED" | "RUN_NOT_RESUMABLE" | "RUN_NOT_EXPORTABLE" | "RUN_NOT_SUCCEEDED" | "RUN_HAS_NO_WEIGHTS" | "BASE_MODELS_DIFFER" | "PLAYGROUND_NOT_FOUND" | "QUEUE_UNAVAILABLE" | "EXPORT_IN_PROGRESS" | "RUN_FINISHED" | "DATASET_INVALID" | "DATASET_IN_USE" | "RUN_IN_USE" | "DATASET_BUNDLED" | "PAYLOAD_TOO_LARGE" | "INVALID_PATH" | "INVALID_CURSOR" | "TOKENIZER_UNAVAILABLE" | "AUTH_REQUIRED" | "INVALID_CREDENTIALS" | "INVALID_TOKEN" | "FORBIDDEN" | "CSRF_FAILED" | "SIGNUP_CLOSED" | "TOO_MANY_ATTEMPTS" | "RATE_LIMITED" | "SETUP_DONE" | "EMAIL_TAKEN" | "PROJECT_NAME_TAKEN" | "ALREADY_MEMBER" | "LAST_OWNER" | "LAST_ADMIN" | "INVITE_ACCEPTED" | "USER_NOT_FOUND" | "MEMBER_NOT_FOUND" | "TOKEN_NOT_FOUND" | "INVITE_INVALID" | "SHARE_NOT_FOUND" | "STUDY_NOT_FOUND" | "PIPELINE_NOT_FOUND" | "PIPELINE_FINISHED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "SHARE_REVOKED" | "SHARE_EXPIRED" | "RUN_NOT_EXTERNAL" | "PROJECT_HOLDS_SAMPLES" | "INTERNAL_ERROR" | "DATABASE_UNAVAILABLE" | "STORE_UNAVAILABLE" | "METHOD_NOT_ALLOWED" | "HTTP_ERROR";
             /** Details */
             details?: unknown;
             /** Message */
@@ -7153,6 +7157,13 @@ export interface operations {
                     "application/octet-stream": unknown;
                 };
             };
+            /** @description Redirect to a presigned URL of the store (TUNELAB_PRESIGNED_DOWNLOADS) */
+            307: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Bad Request */
             400: {
                 headers: {
@@ -7196,6 +7207,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

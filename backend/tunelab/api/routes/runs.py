@@ -1,8 +1,9 @@
 from collections.abc import Iterator
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.responses import FileResponse, RedirectResponse, StreamingResponse
 from pydantic import StringConstraints
 
 from tunelab.api.deps import BrokerDep, SessionDep, SettingsDep
@@ -19,7 +20,8 @@ from tunelab.api.policies import (
     RunResumer,
     UserDep,
 )
-from tunelab.core.errors import responses
+from tunelab.core.errors import AppError, responses
+from tunelab.core.store import get_store
 from tunelab.db.models import RunStatus
 from tunelab.schemas.common import MAX_ID, ResourceId
 from tunelab.schemas.runs import (
@@ -282,16 +284,35 @@ def download_run_archive(run: RunDownloader, folder: artifacts.ArchiveFolder, se
     """One artifact folder as a zip, streamed: `adapter` (with the run's tokenizer: unpacked, it is what
     `AutoPeftModelForCausalLM.from_pretrained` loads, base included), `model` (full fine-tuning) or `merged` (an
     export), which `AutoModelForCausalLM.from_pretrained` loads."""
-    members = artifacts.archive_members(session, settings, run.id, folder)
-    return StreamingResponse(artifacts.stream_zip(members), media_type="application/zip",
+    members = artifacts.archive_members(session, run.id, folder)
+    store = get_store(settings)
+    if store.size(members[0][1].key) is None:  # asked before the answer starts: a store away is a 503, not a cut zip
+        raise AppError("ARTIFACT_NOT_FOUND", f"run {run.id}'s {folder}/ is no longer stored", {"path": folder})
+    return StreamingResponse(artifacts.stream_zip(store, members), media_type="application/zip",
                              headers={"Content-Disposition": f'attachment; filename="run-{run.id}-{folder}.zip"'})
 
 
 @router.get("/runs/{run_id}/artifacts/{path:path}", response_class=FileResponse,
-            responses={**responses(400, 401, 403, 404), 200: {"content": {"application/octet-stream": {}}}})
-def download_run_artifact(run: RunDownloader, path: str, session: SessionDep, settings: SettingsDep) -> FileResponse:
-    file = artifacts.artifact_file(session, settings, run.id, path)
-    return FileResponse(file, filename=file.name, media_type="application/octet-stream")
+            responses={**responses(400, 401, 403, 404, 503), 200: {"content": {"application/octet-stream": {}}},
+                       307: {"description": "Redirect to a presigned URL of the store (TUNELAB_PRESIGNED_DOWNLOADS)"}})
+def download_run_artifact(run: RunDownloader, path: str, session: SessionDep, settings: SettingsDep) -> Response:
+    """One file of the run: from the local store's folder, streamed from an S3 store, or (TUNELAB_PRESIGNED_DOWNLOADS)
+    a redirect to a short-lived presigned URL of it."""
+    file = artifacts.artifact_file(session, run.id, path)
+    store = get_store(settings)
+    local = store.local_path(file.key)
+    if local is not None:
+        if not local.is_file():
+            raise AppError("ARTIFACT_NOT_FOUND", f"run {run.id} has no artifact {path!r}", {"path": path})
+        return FileResponse(local, filename=file.name, media_type="application/octet-stream")
+    url = store.download_url(file.key, file.name)
+    if url is not None:
+        return RedirectResponse(url, status_code=307)
+    size = store.size(file.key)
+    if size is None:
+        raise AppError("ARTIFACT_NOT_FOUND", f"run {run.id} has no artifact {path!r}", {"path": path})
+    return StreamingResponse(store.read_chunks(file.key), media_type="application/octet-stream", headers={
+        "Content-Length": str(size), "Content-Disposition": f"attachment; filename*=UTF-8''{quote(file.name)}"})
 
 
 @router.get("/runs/{run_id}/lineage", response_model=RunLineagePublic, responses=responses(401, 404))

@@ -1,6 +1,7 @@
 """Datasets: validate an upload row by row, store it content-addressed, list it, and preview it as a model sees it.
 
-Files live in `settings.dataset_dir` named by the SHA-256 of their bytes, so identical uploads share one file.
+Files live in the artifact store (TUNELAB_DATASET_DIR, or an S3 store's datasets/) named by the SHA-256 of their
+bytes, so identical uploads share one file; every machine reads them through its cache.
 Uploading the same bytes under the same name (and format) again returns the existing dataset; under another name
 it is a second dataset that points at the same file.
 """
@@ -28,6 +29,8 @@ from sqlalchemy.orm import Session, SessionTransaction
 
 from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
+from tunelab.core.store import dataset_key, get_store
+from tunelab.core.store_cache import cached_file
 from tunelab.core.text import INVALID_CHAR_MESSAGE, INVALID_JSON_ESCAPE, invalid_string_paths
 from tunelab.db.models import Dataset, Run, Study
 from tunelab.schemas.datasets import (
@@ -422,13 +425,18 @@ def split_seed_for(content_hash: str) -> int:
 
 
 def _write_content_addressed(session: Session, settings: Settings, content_hash: str, data: bytes) -> str:
-    """Write data as <hash>.jsonl unless it is there already; a file this creates goes away if the session rolls back."""
+    """Store data as <hash>.jsonl unless the store holds it already; what this stores goes away if the session rolls
+    back."""
     relative_path = f"{content_hash}.jsonl"
-    target = settings.dataset_dir / relative_path
-    if target.exists():
+    key = dataset_key(relative_path)
+    store = get_store(settings)
+    local = store.local_path(key)
+    if (local.exists() if local is not None else store.size(key) is not None):
         return relative_path
+    # Written to this machine's disk first (the store's own folder, or the cache a worker would fetch it into), with
+    # a temp file and an atomic rename: a reader never sees a half-written dataset.
+    target = local if local is not None else settings.cache_dir / "store" / key
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Temp file in the same directory, then an atomic rename: a reader never sees a half-written dataset.
     fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{content_hash}.", suffix=".part")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -439,7 +447,9 @@ def _write_content_addressed(session: Session, settings: Settings, content_hash:
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise
-    session.info.setdefault(_NEW_FILES_KEY, []).append(target)
+    session.info.setdefault(_NEW_FILES_KEY, []).append((settings, key, target))
+    if local is None:
+        store.put_file(key, target)
     return relative_path
 
 
@@ -453,11 +463,12 @@ def _remove_uncommitted_files(session: Session, transaction: SessionTransaction)
     # Runs after after_commit, so anything still listed belongs to a transaction that rolled back or was closed.
     if transaction.parent is not None:
         return
-    for path in session.info.pop(_NEW_FILES_KEY, ()):
+    for settings, key, path in session.info.pop(_NEW_FILES_KEY, ()):
         try:
             path.unlink(missing_ok=True)
-        except OSError:
-            log.warning("could not remove uncommitted dataset file %s", path, exc_info=True)
+            get_store(settings).delete([key])
+        except (OSError, AppError):
+            log.warning("could not remove uncommitted dataset file %s", key, exc_info=True)
 
 
 def _human_bytes(size: int) -> str:
@@ -510,8 +521,7 @@ def delete_dataset(session: Session, settings: Settings, dataset: Dataset) -> No
     session.delete(dataset)
     session.flush()
     if session.scalar(select(func.count()).select_from(Dataset).where(Dataset.path == path)) == 0:
-        file = settings.dataset_dir / path
-        events.call_after_commit(session, lambda: file.unlink(missing_ok=True))
+        events.call_after_commit(session, lambda: _remove_stored(settings, path))
 
 
 @dataclass(frozen=True)
@@ -538,8 +548,17 @@ def list_datasets(session: Session, project_ids: list[int], limit: int, cursor: 
     return DatasetPage(data=rows, count=count, next_cursor=encode_id(rows[-1].id) if has_more else None)
 
 
+def _remove_stored(settings: Settings, path: str) -> None:
+    try:
+        get_store(settings).delete([dataset_key(path)])
+        (settings.cache_dir / "store" / dataset_key(path)).unlink(missing_ok=True)
+    except (OSError, AppError):  # the row is gone; an unreferenced file costs only space
+        log.warning("could not remove the stored dataset file %s", path, exc_info=True)
+
+
 def dataset_file(settings: Settings, dataset: Dataset) -> Path:
-    return settings.dataset_dir / dataset.path
+    """The dataset's file on this machine: the stored file, or its copy fetched from the store by content hash."""
+    return cached_file(settings, dataset_key(dataset.path))
 
 
 # ---------------------------------------------------------------- preview

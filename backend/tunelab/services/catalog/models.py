@@ -133,6 +133,18 @@ def resolve_model_path(settings: Settings, model: str) -> Path:
     )
 
 
+def worker_model_path(settings: Settings, model: str, launched_path: str) -> Path:
+    """Where this worker loads a run's base from: `model` (a catalog name, a hub id or a path under the model roots)
+    resolved among its own models, so a worker on another host finds it wherever it keeps it; the path the launch
+    resolved on the API's host when this one has the model nowhere else."""
+    try:
+        return resolve_model_path(settings, model)
+    except AppError as exc:
+        if Path(launched_path).exists():
+            return Path(launched_path)
+        raise FileNotFoundError(f"the base model {model!r} is not on this worker: {exc.message}") from None
+
+
 def _under_model_roots(settings: Settings, model: str) -> Path | None:
     """The path when it exists under a model root, after resolving `..` and symlinks; None for anything else. A path
     that is outside the roots as written is refused without touching the disk."""

@@ -28,7 +28,6 @@ import secrets
 import threading
 from collections.abc import AsyncIterator
 from functools import partial
-from pathlib import Path
 from typing import Any, Protocol
 
 from redis.exceptions import RedisError
@@ -42,12 +41,13 @@ from tunelab.schemas.playground import CompletionSlot, DatasetRowPrompt, Playgro
 from tunelab.services.accounts import access
 from tunelab.services.accounts.principal import Principal
 from tunelab.services.catalog.datasets import dataset_file
+from tunelab.services.catalog.models import worker_model_path
 from tunelab.services.live.live_hub import sse
-from tunelab.services.runs import artifacts
+from tunelab.services.runs import artifacts, run_files
 from tunelab.services.runs import runs as run_checks
 from tunelab.training import registry
 from tunelab.training.formats import DatasetFormat
-from tunelab.training.generation import ModelSource, run_output
+from tunelab.training.generation import ModelSource
 from tunelab.training.objectives.sft import instruction_prompt
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,17 @@ def _runs(session: Session, principal: Principal, project_id: int, run_ids: list
 
 
 def _base_of(run: Run) -> str:
-    return str(run.config.get("model_path") or run.model)
+    """The base by the name the launch gave it: the worker that generates finds it among its own models."""
+    return run.model
+
+
+# Where a run's folder goes in a request the inference worker reads: "run:<id>/<folder>", resolved by that worker into
+# its own copy (the store's folder, or one fetched into its cache), never a path of the API's host.
+_RUN_FOLDER = "run:"
+
+
+def _run_folder_ref(run_id: int, top: str) -> str:
+    return f"{_RUN_FOLDER}{run_id}/{top}"
 
 
 def _source(settings: Settings, run: Run) -> ModelSource:
@@ -188,22 +198,39 @@ def _source(settings: Settings, run: Run) -> ModelSource:
     if not run.external and not registry.get_objective(run.objective).generates:
         raise _error("VALIDATION_ERROR", f"run_ids: run {run.id} ({run.name}) is a {run.objective} model: it scores "
                      "text and does not generate; pick a run that generates", field="run_ids", run_id=run.id)
-    start_from = tuple((weights["kind"], str(artifacts.run_dir(settings, weights["run_id"]) / weights["kind"]))
+    start_from = tuple((weights["kind"], _run_folder_ref(weights["run_id"], weights["kind"]))
                        for weights in run.config.get("start_from", []))
-    source = None if run.external else run_output(artifacts.run_dir(settings, run.id), _base_of(run), start_from)
-    if source is None:
-        raise _error("RUN_HAS_NO_WEIGHTS", f"run_ids: run {run.id} ({run.name}) saved no adapter or model",
-                     field="run_ids", run_id=run.id)
-    return source
+    tokenizer = (_run_folder_ref(run.id, "tokenizer")
+                 if artifacts.has_file(settings, run.id, "tokenizer/tokenizer_config.json") else None)
+    if not run.external and artifacts.has_file(settings, run.id, "adapter/adapter_config.json"):
+        return ModelSource(base=_base_of(run), adapter_dir=_run_folder_ref(run.id, "adapter"), tokenizer_dir=tokenizer,
+                           start_from=start_from)
+    if not run.external and artifacts.has_file(settings, run.id, "model/config.json"):
+        return ModelSource(base=_base_of(run), model_dir=_run_folder_ref(run.id, "model"), tokenizer_dir=tokenizer)
+    raise _error("RUN_HAS_NO_WEIGHTS", f"run_ids: run {run.id} ({run.name}) saved no adapter or model",
+                 field="run_ids", run_id=run.id)
 
 
 def _scorer(session: Session, settings: Settings, project_id: int, run_id: int) -> tuple[str, ModelSource]:
     """The reward run that scores the completions, checked as an online RL launch checks it, and what to load."""
     run = run_checks.reward_run_of(session, settings, run_id, "reward_run", project_id)
-    weights = tuple((w["kind"], str(artifacts.run_dir(settings, w["run_id"]) / w["kind"]))
-                    for w in run_checks.start_from_of(run))
+    weights = tuple((w["kind"], _run_folder_ref(w["run_id"], w["kind"])) for w in run_checks.start_from_of(run))
     return f"run {run.id}: {run.name}", ModelSource(base=_base_of(run), start_from=weights,
-                                                    tokenizer_dir=str(artifacts.run_dir(settings, run.id) / "tokenizer"))
+                                                    tokenizer_dir=_run_folder_ref(run.id, "tokenizer"))
+
+
+def localized(settings: Settings, source: ModelSource) -> ModelSource:
+    """A request's source as this worker loads it: run folders from the store, the base from its own models."""
+    def folder(ref: str | None) -> str | None:
+        if ref is None or not ref.startswith(_RUN_FOLDER):
+            return ref
+        run_id, _, top = ref.removeprefix(_RUN_FOLDER).partition("/")
+        return str(run_files.run_folder(settings, int(run_id), top))
+
+    return ModelSource(base=str(worker_model_path(settings, source.base, source.base)),
+                       adapter_dir=folder(source.adapter_dir), model_dir=folder(source.model_dir),
+                       tokenizer_dir=folder(source.tokenizer_dir),
+                       start_from=tuple((kind, folder(path) or path) for kind, path in source.start_from))
 
 
 def _refuse(field: str, message: str) -> AppError:
@@ -258,7 +285,8 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
         raise _refuse("run_ids", "give the runs to prompt (or a completion and a reward_run to score it)")
     runs = _runs(session, principal, body.project_id, body.run_ids)
     scorer = _scorer(session, settings, body.project_id, body.reward_run) if body.reward_run is not None else None
-    bases = {run.id: _base_of(run) for run in runs}
+    # Compared by what the launch resolved (a name may stand for other weights on another server); loaded by name.
+    bases = {run.id: str(run.config.get("model_path") or run.model) for run in runs}
     if len(set(bases.values())) > 1:
         raise _error("BASE_MODELS_DIFFER", f"run_ids: runs {', '.join(str(i) for i in bases)} were trained on "
                      f"different base models ({', '.join(sorted({run.model for run in runs}))}); compare runs of one "
@@ -276,7 +304,7 @@ def create_request(session: Session, settings: Settings, principal: Principal, b
     if body.include_base and runs:
         first = runs[0]
         slots.append((CompletionSlot(slot=0, kind="base", run_id=None, label=f"base: {first.model}",
-                                     chat_template=chat), ModelSource(base=bases[first.id])))
+                                     chat_template=chat), ModelSource(base=_base_of(first))))
     for run, source in zip(runs, sources, strict=True):
         slots.append((CompletionSlot(slot=len(slots), kind="run", run_id=run.id, label=f"run {run.id}: {run.name}",
                                      chat_template=_trains_on_chats(run)), source))
@@ -422,7 +450,7 @@ def execute_request(request_id: str) -> None:
                     text = slot["text"]
                     events.add("done", slot=number, text=text, token_count=None, first_token_s=None, total_s=None)
                 else:
-                    loaded = warm_models.get(ModelSource(**slot["source"]))
+                    loaded = warm_models.get(localized(settings, ModelSource(**slot["source"])))
                     events.add("started", slot=number, turn=turn)
                     prompt_text = render_prompt(loaded.tokenizer, request["prompt"], slot["chat_template"])
                     result = generate(loaded, prompt_text, sampling, partial(_add_token, events, number))
@@ -445,7 +473,7 @@ def _score(events: "_Events", request: dict[str, Any], number: int, text: str) -
     from tunelab.training.generation import score_completion, warm_scorers
 
     try:
-        scorer = warm_scorers.get(ModelSource(**request["scorer"]))
+        scorer = warm_scorers.get(localized(get_settings(), ModelSource(**request["scorer"])))
         events.add("score", slot=number, score=score_completion(scorer, request["prompt"], text))
     except Exception as exc:  # noqa: BLE001  (the completion stands; the user sees why it has no score)
         log.exception("playground scoring of slot %s failed", number)
@@ -454,10 +482,8 @@ def _score(events: "_Events", request: dict[str, Any], number: int, text: str) -
 
 def read_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
     """The run's stored sample completions (samples.jsonl): prompt, expected, base and tuned."""
-    path: Path = artifacts.run_dir(settings, run.id) / "samples.jsonl"
-    if not path.is_file():
-        return []
-    samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    text = artifacts.read_run_text(settings, run.id, "samples.jsonl")
+    samples = [json.loads(line) for line in text.splitlines() if line.strip()]
     return [{"prompt": s["prompt"], "expected": s.get("expected", ""), "base": s.get("base_completion"),
              "tuned": s.get("completion", ""), "cut_short": bool(s.get("time_budget_exceeded"))} for s in samples]
 
@@ -469,11 +495,8 @@ RL_SAMPLES_FILE = "rl_samples.jsonl"
 def read_rl_samples(settings: Settings, run: Run) -> list[dict[str, Any]]:
     """The completions an online RL run sampled with their rewards (rl_samples.jsonl), newest step first; readable
     while it trains (a line being written is left for the next read)."""
-    path: Path = artifacts.run_dir(settings, run.id) / RL_SAMPLES_FILE
-    if not path.is_file():
-        return []
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in artifacts.read_run_text(settings, run.id, RL_SAMPLES_FILE).splitlines():
         try:
             rows.append(json.loads(line))
         except ValueError:
@@ -486,8 +509,5 @@ PREDICTIONS_FILE = "predictions.jsonl"
 
 def read_predictions(settings: Settings, run: Run, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
     """A page of the run's evaluation by generation (predictions.jsonl), and how many rows it holds in all."""
-    path: Path = artifacts.run_dir(settings, run.id) / PREDICTIONS_FILE
-    if not path.is_file():
-        return [], 0
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [line for line in artifacts.read_run_text(settings, run.id, PREDICTIONS_FILE).splitlines() if line.strip()]
     return [json.loads(line) for line in lines[offset:offset + limit]], len(lines)

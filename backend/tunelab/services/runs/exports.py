@@ -6,7 +6,6 @@ claim is one conditional UPDATE (a duplicate delivery exits quietly), and the AP
 runs in a process of its own, as training does, so the worker stays free of torch. A running export stamps its heartbeat; one whose heartbeat stops lost its worker and is failed the next time
 someone asks to export, resume or delete the run."""
 
-import json
 import logging
 import subprocess
 import sys
@@ -26,8 +25,9 @@ from tunelab.db.models import ExportStatus, Run, RunExport, RunStatus
 from tunelab.db.session import session_scope
 from tunelab.services.accounts import audit
 from tunelab.services.accounts.principal import Actor
+from tunelab.services.catalog.models import worker_model_path
 from tunelab.services.live import events
-from tunelab.services.runs import artifacts
+from tunelab.services.runs import artifacts, run_files
 from tunelab.training import registry
 
 log = logging.getLogger(__name__)
@@ -54,16 +54,14 @@ def check_exportable(settings: Settings, run: Run) -> None:
         raise _not_exportable(run, "it was trained outside Tunelab, which holds no adapter of it")
     if run.status not in EXPORTABLE_STATUSES:
         raise _not_exportable(run, f"it is {run.status.value}; only a succeeded or canceled run has a final adapter")
-    folder = artifacts.run_dir(settings, run.id)
-    if (folder / "model").is_dir() and not (folder / "adapter").is_dir():
+    has_adapter = artifacts.has_file(settings, run.id, "adapter/adapter_config.json")
+    if artifacts.has_folder(settings, run.id, "model") and not has_adapter:
         raise _not_exportable(run, "full fine-tuning saved the whole model (model/), with no adapter to merge; "
                                    "download model.zip instead")
-    adapter_config = folder / "adapter" / "adapter_config.json"
-    if not adapter_config.is_file():
+    if not has_adapter:
         raise _not_exportable(run, "it saved no adapter")
     if not registry.get_method(run.method).mergeable:
-        peft_type = json.loads(adapter_config.read_text(encoding="utf-8")).get("peft_type")
-        raise _not_exportable(run, f"a {peft_type} adapter does not merge into its base (prompt-learning adapters add "
+        raise _not_exportable(run, f"a {registry.get_method(run.method).title} adapter does not merge into its base (prompt-learning adapters add "
                                    "virtual tokens, not weight changes); use the adapter as it is")
 
 
@@ -154,7 +152,11 @@ def execute_export(export_id: int, worker: str) -> str | None:
     try:
         with session_scope() as session:
             config = session.get_one(Run, run_id).config
+        folder.mkdir(parents=True, exist_ok=True)
+        run_files.pull(settings, run_id, folder, only=("adapter", "tokenizer", artifacts.RUN_LOG_NAME))
         returncode = _merge_in_own_process(settings, folder, config)
+        if returncode == 0:
+            run_files.publish(settings, run_id, folder)
         if returncode == 0:
             status = ExportStatus.succeeded
         else:
@@ -168,7 +170,10 @@ def execute_export(export_id: int, worker: str) -> str | None:
         heartbeat.join()
         with session_scope() as session:
             if session.get(Run, run_id) is not None:  # deleted after its export was given up as lost
-                artifacts.index_run_artifacts(session, run_id, folder)
+                try:
+                    artifacts.index_run_artifacts(session, settings, run_id)
+                except AppError:
+                    log.warning("export %s: the artifact store could not be listed", export_id, exc_info=True)
             session.execute(update(RunExport).where(RunExport.id == export_id, RunExport.status == ExportStatus.running)
                             .values(status=status, status_reason=reason, finished_at=utcnow()))
     return status.value
@@ -177,10 +182,10 @@ def execute_export(export_id: int, worker: str) -> str | None:
 def _merge_in_own_process(settings: Settings, folder: Path, config: dict[str, Any]) -> int:
     """Run the merge in a process of its own (see training.merge), its output appended to the run's log. A run that
     started from other runs' weights merges into its base with theirs applied."""
-    starting = [f"--start-from={weights['kind']}={artifacts.run_dir(settings, weights['run_id']) / weights['kind']}"
+    starting = [f"--start-from={weights['kind']}={run_files.run_folder(settings, weights['run_id'], weights['kind'])}"
                 for weights in config.get("start_from", [])]
-    if starting:
-        starting.insert(0, f"--base={config['model_path']}")
+    # The base as this worker has it (the merge reads the adapter's own record of it otherwise).
+    starting.insert(0, f"--base={worker_model_path(settings, config['model'], config['model_path'])}")
     head = registry.get_objective(config["objective"]).model_head
     with (folder / artifacts.RUN_LOG_NAME).open("ab") as run_log:
         merge = subprocess.run(

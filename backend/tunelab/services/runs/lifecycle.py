@@ -2,20 +2,23 @@
 what happens when its training process or worker is lost. Every move is one conditional UPDATE, so a duplicate
 delivery, a stale training process or a second reaper changes nothing."""
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from tunelab.core.errors import AppError
 from tunelab.core.settings import Settings
 from tunelab.db.base import rowcount, utcnow
 from tunelab.db.models import Run, RunStatus
 from tunelab.services.live import events
 from tunelab.services.runs import artifacts
 from tunelab.training.sink import RunSummary
+
+log = logging.getLogger(__name__)
 
 WORKER_LOST = "worker lost"
 
@@ -114,10 +117,10 @@ def record_start(session: Session, run_id: int, versions: dict[str, str], model_
         run.config = {**run.config, "model_identity": model_identity}
 
 
-def record_checkpoint(session: Session, run_id: int, step: int, folder: Path) -> None:
-    """A checkpoint at `step` is on disk: resumes start there, and its files are listed as artifacts at once."""
+def record_checkpoint(session: Session, settings: Settings, run_id: int, step: int) -> None:
+    """A checkpoint at `step` is in the store: resumes start there, and its files are listed as artifacts at once."""
     session.execute(update(Run).where(Run.id == run_id).values(checkpoint_step=step))
-    artifacts.index_run_artifacts(session, run_id, folder)
+    artifacts.index_run_artifacts(session, settings, run_id)
 
 
 def finish_run(session: Session, run_id: int, status: RunStatus, reason: str | None = None,
@@ -165,7 +168,10 @@ def training_lost(session: Session, settings: Settings, run_id: int, why: str, a
         tries = f"; gave up after {max_auto_resumes} automatic resumes" if max_auto_resumes else ""
         values = {"status_reason": f"{why} {where}{tries}", "finished_at": utcnow()}
     session.execute(update(Run).where(*condition).values(status=status, **values))
-    artifacts.index_run_artifacts(session, run_id, artifacts.run_dir(settings, run_id))
+    try:
+        artifacts.index_run_artifacts(session, settings, run_id)
+    except AppError:  # the store away: the index keeps what it last listed, and the next look refreshes it
+        log.warning("run %s: the artifact store could not be listed; its index is as it was", run_id, exc_info=True)
     events.publish_after_commit(session, run_id, {"type": "status", "status": status.value})
     return status
 

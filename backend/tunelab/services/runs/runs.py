@@ -2,7 +2,6 @@
 worker and the reaper do to a run is in services.runs.lifecycle; how it reaches a worker, in services.runs.queue."""
 
 import logging
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from tunelab.services.catalog.models import model_param_defaults, resolve_model_
 from tunelab.services.live import events
 from tunelab.services.paging import decode_offset, encode_offset
 from tunelab.services.runs import exports, external_runs, queue, run_filters, run_queues, workers
-from tunelab.services.runs.artifacts import run_dir
+from tunelab.services.runs.artifacts import has_folder, remove_run_files
 from tunelab.services.runs.lifecycle import finish_run
 from tunelab.services.runs.queue import Broker
 from tunelab.services.runs.workers import WorkerPresence
@@ -304,7 +303,7 @@ def reward_run_of(session: Session, settings: Settings, run_id: int, field: str,
     if run.status != RunStatus.succeeded:
         raise AppError("VALIDATION_ERROR", f"{name}: {described} is {run.status.value}; only a succeeded reward "
                        "model can score", [{"field": name, "message": run.status.value}])
-    if not (run_dir(settings, run.id) / _weights_kind(run)).is_dir():
+    if not has_folder(settings, run.id, _weights_kind(run)):
         raise AppError("VALIDATION_ERROR", f"{name}: {described} has no {_weights_kind(run)}/ folder left to score "
                        "with", [{"field": name, "message": "weights missing"}])
     return run
@@ -327,9 +326,9 @@ def base_run_of(session: Session, settings: Settings, body: RunCreate, project_i
     if body.model is not None and body.model != parent.model:
         raise AppError("VALIDATION_ERROR", f"model: {described} was trained from {parent.model}, not {body.model}; "
                        "leave model out to start from it", [{"field": "model", "message": "not the base_run's model"}])
-    weights = run_dir(settings, parent.id) / _weights_kind(parent)
-    if not weights.is_dir():
-        raise AppError("VALIDATION_ERROR", f"base_run: {described} has no {weights.name}/ folder left to start from",
+    if not has_folder(settings, parent.id, _weights_kind(parent)):
+        raise AppError("VALIDATION_ERROR", f"base_run: {described} has no {_weights_kind(parent)}/ folder left to "
+                       "start from",
                        [{"field": "base_run", "message": "weights missing"}])
     return parent
 
@@ -785,8 +784,7 @@ def delete_run(session: Session, settings: Settings, run_id: int, actor: Actor =
     audit.record(session, run.project_id, actor, "run.delete", "run", run_id, f"{actor.label} deleted {run.name}")
     session.delete(run)
     session.flush()
-    folder = run_dir(settings, run_id)
-    events.call_after_commit(session, lambda: shutil.rmtree(folder, ignore_errors=True))
+    events.call_after_commit(session, lambda: remove_run_files(settings, run_id))
 
 
 def lineage(session: Session, run: Run, visible: set[int] | None = None) -> RunLineagePublic:
