@@ -12,6 +12,7 @@ import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 import yaml
@@ -203,6 +204,60 @@ def test_docker_compose_file_is_valid():
     default_infer_queue = Settings.model_fields["infer_queue"].default
     assert infer["command"] == ["tunelab", "worker", "--queues", default_infer_queue, "--concurrency", "1"]
 
+
+def _named_volume_target(volume: str | dict) -> tuple[str | None, str]:
+    """(source, target) of a service's volume, in docker-compose's short form or the long one."""
+    if isinstance(volume, dict):
+        return volume.get("source"), volume["target"]
+    source, target = volume.split(":")[:2]
+    return source, target
+
+
+def test_the_api_and_every_worker_keep_their_files_in_the_minio_bucket():
+    credentials = {"MINIO_ROOT_USER": "operator", "MINIO_ROOT_PASSWORD": "from-the-env-file"}
+    config = _compose(SECRET | credentials)
+    assert config.returncode == 0, config.stderr
+    resolved = yaml.safe_load(config.stdout)
+    services = resolved["services"]
+    assert {"minio", "minio-bucket"} <= set(services), "the compose file runs no MinIO and no bucket job"
+
+    minio, bucket_job = services["minio"], services["minio-bucket"]
+    assert re.fullmatch(r"minio/minio:RELEASE\.[\dT-]+Z", minio["image"]), "pin MinIO to a release tag"
+    assert re.fullmatch(r"minio/mc:RELEASE\.[\dT-]+Z", bucket_job["image"]), "pin mc to a release tag"
+    assert minio["healthcheck"]["test"], "the bucket job waits for a healthy MinIO"
+    data = next(source for source, target in map(_named_volume_target, minio["volumes"]) if target == "/data")
+    assert data in resolved["volumes"], "MinIO's data must outlive its container: a named volume"
+    assert minio["environment"]["MINIO_ROOT_USER"] == credentials["MINIO_ROOT_USER"]
+    assert minio["environment"]["MINIO_ROOT_PASSWORD"] == credentials["MINIO_ROOT_PASSWORD"]
+    assert bucket_job["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert bucket_job.get("restart", "no") == "no", "a one-shot job: restarted, it never completes"
+
+    tunelab_services = [name for name, service in services.items() if service.get("image", "").startswith("tunelab:")]
+    assert {"api", "worker-cpu", "worker-infer", "worker-gpu"} <= set(tunelab_services)
+    for name in tunelab_services:
+        service, environment = services[name], services[name]["environment"]
+        unknown = [key for key in environment if key.startswith("TUNELAB_")
+                   and key.removeprefix("TUNELAB_").lower() not in Settings.model_fields]
+        assert unknown == [], f"{name}: no such setting {unknown}"
+        store = urlparse(environment.get("TUNELAB_ARTIFACT_URL", ""))
+        assert store.scheme == "s3" and store.netloc and store.path.strip("/"), f"{name}: not on the S3 store"
+        endpoint = urlparse(environment.get("TUNELAB_S3_ENDPOINT_URL", ""))
+        assert endpoint.hostname == "minio" and endpoint.port == 9000, f"{name}: not pointed at the minio service"
+        assert environment["AWS_ACCESS_KEY_ID"] == credentials["MINIO_ROOT_USER"], name
+        assert environment["AWS_SECRET_ACCESS_KEY"] == credentials["MINIO_ROOT_PASSWORD"], name
+        assert environment.get("AWS_DEFAULT_REGION"), f"{name}: boto3 needs a region"
+        assert service["depends_on"].get("minio-bucket", {}).get("condition") == "service_completed_successfully", (
+            f"{name} may start before its bucket exists")
+        assert Settings(_env_file=None, artifact_url=environment["TUNELAB_ARTIFACT_URL"]).artifact_url
+
+    # The job creates the bucket the API and workers name, on the server they reach, with the same credentials.
+    command = bucket_job["command"]
+    assert command[:2] == ["mb", "--ignore-existing"], command
+    alias, _, created = command[2].partition("/")
+    target = urlparse(bucket_job["environment"][f"MC_HOST_{alias}"])
+    assert (target.hostname, target.port) == (endpoint.hostname, endpoint.port)
+    assert (target.username, target.password) == (credentials["MINIO_ROOT_USER"], credentials["MINIO_ROOT_PASSWORD"])
+    assert created == store.netloc
 
 def test_the_image_serves_the_built_ui_from_where_settings_look():
     stages = parse_dockerfile(ROOT / "Dockerfile")
