@@ -50,7 +50,7 @@ os.environ["TUNELAB_INFER_QUEUE"] = f"infer-{SESSION_TAG}"
 # The training queues the session's installs declare: its own, and those where tests keep runs queued (no worker of
 # the session consumes them), kill a worker, or check what the cpu queue refuses.
 os.environ["TUNELAB_RUN_QUEUES"] = ",".join([
-    f"test-{SESSION_TAG}", "cpu", "nobody", "nobody-listens", f"nobody-{SESSION_TAG}", f"kill-{SESSION_TAG}",
+    f"test-{SESSION_TAG}", "cpu", "nobody", "nobody-listens", f"nobody-{SESSION_TAG}", f"kill-{SESSION_TAG}", f"term-{SESSION_TAG}",
     f"dpo-defaults-{SESSION_TAG}", f"study-{SESSION_TAG}"])
 # Short enough that a killed worker is noticed within a test, long enough for a busy 2-core machine.
 os.environ["TUNELAB_HEARTBEAT_INTERVAL_S"] = "1"
@@ -269,6 +269,12 @@ class WorkerProcess:
 
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+
+    def terminate(self) -> None:
+        """SIGTERM to the worker's main process alone, as Kubernetes and Docker stop a container (its PID 1)."""
+        import signal
+
+        self.proc.send_signal(signal.SIGTERM)
 
     def stop(self) -> None:
         import os

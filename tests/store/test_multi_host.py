@@ -101,6 +101,7 @@ def test_a_run_trains_resumes_and_downloads_across_hosts_that_share_no_folder(s3
         assert shared_zip.status_code == 200 and shared_zip.content == adapter_zip.content
         config = api.get(f"/runs/{run_id}/artifacts/adapter/adapter_config.json")
         assert config.status_code == 200 and json.loads(config.content)["peft_type"] == "LORA"
+        assert json.loads(config.content)["base_model_name_or_path"] == "tunelab-tiny", "the base by id, not by path"
         _loads_with_plain_peft(adapter_zip.content, assets.models_dir / "tunelab-tiny", tmp_path / "unzipped")
 
         seen = [api.get(f"/runs/{run_id}").text, api.get(f"/runs/{run_id}/artifacts").text, log,

@@ -30,7 +30,7 @@ def _wait_export(api, run_id: int, export_id: int) -> dict:
 
 def test_adapter_zip_and_merged_export_reload_to_the_trained_logits(api, worker, sample_dataset, settings, tmp_path):
     import torch
-    from peft import AutoPeftModelForCausalLM
+    from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     run = launch(api, "lora", sample_dataset["id"], max_steps=4, eval_steps=4)
@@ -42,7 +42,10 @@ def test_adapter_zip_and_merged_export_reload_to_the_trained_logits(api, worker,
     archives = {a["folder"]: a["download_url"] for a in api.get(f"/runs/{run['id']}/artifacts").json()["archives"]}
     assert set(archives) == {"adapter"}
     unzipped = _unzip(api, archives["adapter"], tmp_path / "adapter")
-    adapter = AutoPeftModelForCausalLM.from_pretrained(str(unzipped)).eval()
+    # The adapter names its base by the launch's model id, not by a path of the worker: the user brings the base.
+    assert json.loads((unzipped / "adapter_config.json").read_text())["base_model_name_or_path"] == "tunelab-tiny"
+    base = AutoModelForCausalLM.from_pretrained(str(settings.models_dir / "tunelab-tiny"))
+    adapter = PeftModel.from_pretrained(base, str(unzipped)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(unzipped))
     input_ids = torch.tensor([tokenizer(sample["prompt"], add_special_tokens=False)["input_ids"]])
     assert input_ids[0].tolist() == sample["prompt_token_ids"]

@@ -228,6 +228,42 @@ def test_killed_worker_resumes_from_its_checkpoint_on_another_worker(api, start_
     assert "attempt 2, training process" in log and "resuming from step" in log
 
 
+def test_a_worker_given_sigterm_checkpoints_and_requeues_its_run_within_its_grace_period(api, start_worker,
+                                                                                        sample_dataset):
+    """Issue 25 item 4: a worker being stopped (a deploy, a scale-down: SIGTERM to its main process) has its run stop at
+    a checkpoint saved then, puts it back in the queue without spending an automatic resume, and exits well within the
+    manifests' grace period; the next worker resumes it, every step once."""
+    import time
+
+    from tests.conftest import SESSION_TAG
+
+    queue = f"term-{SESSION_TAG}"
+    stopping = start_worker(queue)
+    body = {"method": "lora", "model": "tunelab-tiny", "dataset": sample_dataset["id"], "queue": queue,
+            "params": {"max_steps": 60, "eval_steps": 60, "checkpoint_every_steps": 1000}}
+    run = api.post("/runs", json=body).json()
+    wait_for(lambda: api.get(f"/runs/{run['id']}").json()["progress"]["current_step"] >= 3, 180, 0.05,
+             "the run to train a few steps")
+    signalled = time.monotonic()
+    stopping.terminate()
+    wait_for(lambda: stopping.proc.poll() is not None, 280, 0.1, "the worker to exit within its grace period (300 s)")
+    took = time.monotonic() - signalled
+    requeued = api.get(f"/runs/{run['id']}").json()
+    assert requeued["status"] == "queued", requeued["status_reason"]
+    assert requeued["status_reason"].startswith("its worker") and "was shutting down" in requeued["status_reason"]
+    step = requeued["checkpoint_step"]
+    assert step and step >= 3, "a checkpoint saved as it stopped (none was due before step 1000)"
+    assert f"resuming from checkpoint at step {step}" in requeued["status_reason"]
+    assert requeued["auto_resumes"] == 0, "a shutdown is not a failure: no automatic resume spent"
+    assert stopping.proc.returncode == 0, stopping.log_path.read_text()[-3000:]
+    start_worker(queue)
+    final = wait_finished(api, run["id"])
+    assert final["status"] == "succeeded", final["status_reason"]
+    assert final["attempt"] == 2 and final["progress"]["current_step"] == 60
+    assert series(api, run["id"], "train/loss")["step"] == list(range(1, 61)), "every step once"
+    print(f"worker exited {took:.1f} s after SIGTERM, its run checkpointed at step {step}")
+
+
 def test_duplicate_delivery_is_dropped_at_once_and_trains_once(api, worker, sample_dataset, settings):
     import re
     import uuid

@@ -261,7 +261,8 @@ class ArtifactPublic(BaseModel):
 class ArtifactArchivePublic(BaseModel):
     folder: str = Field(description="adapter, model (full fine-tuning) or merged (an export)")
     download_url: str = Field(description="The folder as one zip, with the run's tokenizer; unpacked, it is what "
-                              "AutoPeftModelForCausalLM (adapter) or AutoModelForCausalLM (model, merged) loads")
+                              "PeftModel.from_pretrained (adapter, on its base, named by model id) or "
+                              "AutoModelForCausalLM (model, merged) loads")
 
 
 class ArtifactsPublic(BaseModel):

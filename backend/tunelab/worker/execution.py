@@ -5,6 +5,7 @@ The same function serves the worker, the CLI and tests."""
 import logging
 import os
 import platform
+import signal
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from tunelab.services.live.events import wait_for_notice
 from tunelab.services.metrics import MetricPoint, ingest_points
 from tunelab.services.runs import artifacts, lifecycle, run_files
 from tunelab.services.runs.runs import RunConfig, training_config
+from tunelab.training.adapters import name_base_by_id
 from tunelab.training.distributed import is_main_process, process_count, process_rank
 from tunelab.training.sink import RunPhase, RunSummary, ScoringModel, SilentSink, StartingWeights, TrainingJob
 from tunelab.training.write_failures import disk_full_reason, is_disk_full, remove_incomplete_checkpoints
@@ -52,6 +54,8 @@ class SqlRunSink:
         self.flush_interval_s = flush_interval_s
         self.output_dir = output_dir
         self.cancel_event = threading.Event()
+        # Set by SIGTERM from the supervisor when its worker shuts down: stop at a checkpoint, and go back to the queue.
+        self.preempt_event = threading.Event()
         self.current_step = 0
         # Wall time of the run's earlier attempts: a resumed run's wall time is the sum of all of them.
         self._prior_wall_time_s = prior_wall_time_s
@@ -82,7 +86,11 @@ class SqlRunSink:
         self._maybe_flush()
 
     def should_cancel(self) -> bool:
-        return self.cancel_event.is_set()
+        return self.cancel_event.is_set() or self.preempt_event.is_set()
+
+    @property
+    def preempted(self) -> bool:
+        return self.preempt_event.is_set() and not self.cancel_event.is_set()
 
     def set_summary(self, values: RunSummary) -> None:
         if "wall_time_s" in values:
@@ -232,6 +240,9 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
     sink = SqlRunSink(run_id, settings.metrics_flush_interval_s, output_dir, prior_wall_time if attempt > 1 else 0.0)
     status, reason = RunStatus.failed, None
     watch = CancelWatch(run_id, sink, settings)
+    # The supervisor's word that its worker is shutting down (supervisor._supervise): the trainer stops at the next
+    # step, saving a checkpoint, as for a cancel.
+    signal.signal(signal.SIGTERM, lambda *_: sink.preempt_event.set())
     try:
         resuming = f", resuming from step {checkpoint_step}" if attempt > 1 and checkpoint_step else ""
         log.info("run %s claimed by %s: %s %s on %s (attempt %d, training process %d%s)", run_id, worker,
@@ -239,7 +250,13 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         with watch:
             job = _training_job(settings, run_id, config, attempt, model_path, str(identity.get("files_digest", "")))
             result = run_training(job, sink)
-        if result.canceled:
+        adapter_dir = output_dir / "adapter"
+        if (adapter_dir / "adapter_config.json").is_file():
+            revision = identity.get("hub_revision")
+            name_base_by_id(adapter_dir, config["model"], str(revision) if revision else None)
+        if result.canceled and sink.preempted:
+            status = RunStatus.queued
+        elif result.canceled:
             status = RunStatus.canceled
             reason = f"canceled by user at step {sink.current_step}"
             if watch.cancel_seen_at_step is not None:
@@ -264,7 +281,10 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
             status, reason = RunStatus.failed, f"its files could not be stored: {exc.message}"
         with session_scope() as session:
             artifacts.index_run_artifacts(session, settings, run_id)
-            lifecycle.finish_run(session, run_id, status, reason, attempt=attempt)
+            if status == RunStatus.queued:
+                lifecycle.requeue_preempted(session, run_id, attempt, f"its worker {worker} was shutting down")
+            else:
+                lifecycle.finish_run(session, run_id, status, reason, attempt=attempt)
     return status.value
 
 

@@ -162,17 +162,45 @@ def _sync_live_files(settings: Settings, run_id: int, folder: Path) -> None:
         log.warning("run %s: could not upload its log and samples; retrying at the next sync", run_id, exc_info=True)
 
 
+def _shutdown_marker(settings: Settings, worker_pid: int) -> Path:
+    return settings.cache_dir / "shutting-down" / str(worker_pid)
+
+
+def announce_shutdown(settings: Settings | None = None) -> None:
+    """In the worker's main process, as its warm shutdown begins (SIGTERM): the pool processes' supervisors see it
+    and have their runs stop at a checkpoint and go back to the queue, within the grace period."""
+    marker = _shutdown_marker(settings or get_settings(), os.getpid())
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+
+
+def clear_shutdown(settings: Settings | None = None) -> None:
+    """A worker starting: a marker left by an earlier process of the same pid is not its own."""
+    _shutdown_marker(settings or get_settings(), os.getpid()).unlink(missing_ok=True)
+
+
 def _supervise(run_id: int, process: subprocess.Popen, settings: Settings, folder: Path) -> bool:
     """Beat the heartbeat while the training process lives, and send its log and samples to the store; kill it when
-    a force stop is asked for. Returns whether it was killed that way."""
+    a force stop is asked for; ask it to stop at a checkpoint when the worker shuts down. Returns whether it was
+    killed by a force stop."""
     force = threading.Event()
     done = threading.Event()
     listener = threading.Thread(target=wait_for_notice, daemon=True, name=f"force-stop-listener-{run_id}",
                                 args=(run_id, frozenset({"force_stop"}), force.set, done, "the force-stop listener"))
     listener.start()
     next_beat = next_sync = time.monotonic()
+    shutting_down = _shutdown_marker(settings, os.getppid())  # the worker's main process is this one's parent
+    asked_to_stop = False
     try:
         while process.poll() is None:
+            if not asked_to_stop and shutting_down.exists():
+                asked_to_stop = True
+                log.warning("run %s: the worker is shutting down; training process %d stops at a checkpoint and the "
+                            "run goes back to the queue", run_id, process.pid)
+                try:
+                    process.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
             if time.monotonic() >= next_sync:
                 next_sync = time.monotonic() + settings.store_sync_interval_s
                 _sync_live_files(settings, run_id, folder)

@@ -3,7 +3,7 @@
 import os
 import threading
 
-from celery.signals import worker_process_init, worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown, worker_shutting_down
 
 from tunelab.core.redis import release_embedded_redis
 from tunelab.core.settings import get_settings
@@ -18,7 +18,7 @@ from tunelab.worker.celery_app import (
     WORKER_QUEUES_ENV,
     celery_app,
 )
-from tunelab.worker.supervisor import execute_run, start_warm_process, worker_name
+from tunelab.worker.supervisor import announce_shutdown, clear_shutdown, execute_run, start_warm_process, worker_name
 
 _presence_stop = threading.Event()
 
@@ -54,8 +54,14 @@ def _warm_up(**_):
         start_warm_process()
 
 
+@worker_shutting_down.connect
+def _stop_runs_at_a_checkpoint(**_):
+    announce_shutdown()
+
+
 @worker_ready.connect
 def _announce(sender, **_):
+    clear_shutdown()
     queues = [q.name for q in sender.app.amqp.queues.consume_from.values()] if sender.app.amqp.queues else []
     workers.keep_announcing(sender.hostname, queues, _presence_stop)
 

@@ -797,9 +797,9 @@ export interface paths {
         };
         /**
          * Download Run Archive
-         * @description One artifact folder as a zip, streamed: `adapter` (with the run's tokenizer: unpacked, it is what
-         *     `AutoPeftModelForCausalLM.from_pretrained` loads, base included), `model` (full fine-tuning) or `merged` (an
-         *     export), which `AutoModelForCausalLM.from_pretrained` loads.
+         * @description One artifact folder as a zip, streamed from the store: `adapter` (with the run's tokenizer: unpacked, it is
+         *     what `PeftModel.from_pretrained` loads on the base its config names by model id), `model` (full fine-tuning) or
+         *     `merged` (an export), which `AutoModelForCausalLM.from_pretrained` loads.
          */
         get: operations["download_run_archive_api_v1_runs__run_id__archives__folder__zip_get"];
         put?: never;
@@ -1434,7 +1434,7 @@ export interface components {
         ArtifactArchivePublic: {
             /**
              * Download Url
-             * @description The folder as one zip, with the run's tokenizer; unpacked, it is what AutoPeftModelForCausalLM (adapter) or AutoModelForCausalLM (model, merged) loads
+             * @description The folder as one zip, with the run's tokenizer; unpacked, it is what PeftModel.from_pretrained (adapter, on its base, named by model id) or AutoModelForCausalLM (model, merged) loads
              */
             download_url: string;
             /**

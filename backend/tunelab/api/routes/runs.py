@@ -281,9 +281,9 @@ def archive_url(run_id: int, folder: str) -> str:
             responses={**responses(401, 403, 404, 422), 200: {"content": {"application/zip": {}}}})
 def download_run_archive(run: RunDownloader, folder: artifacts.ArchiveFolder, session: SessionDep,
                          settings: SettingsDep) -> StreamingResponse:
-    """One artifact folder as a zip, streamed: `adapter` (with the run's tokenizer: unpacked, it is what
-    `AutoPeftModelForCausalLM.from_pretrained` loads, base included), `model` (full fine-tuning) or `merged` (an
-    export), which `AutoModelForCausalLM.from_pretrained` loads."""
+    """One artifact folder as a zip, streamed from the store: `adapter` (with the run's tokenizer: unpacked, it is
+    what `PeftModel.from_pretrained` loads on the base its config names by model id), `model` (full fine-tuning) or
+    `merged` (an export), which `AutoModelForCausalLM.from_pretrained` loads."""
     members = artifacts.archive_members(session, run.id, folder)
     store = get_store(settings)
     if store.size(members[0][1].key) is None:  # asked before the answer starts: a store away is a 503, not a cut zip

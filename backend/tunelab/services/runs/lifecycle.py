@@ -137,6 +137,24 @@ def finish_run(session: Session, run_id: int, status: RunStatus, reason: str | N
     return moved == 1
 
 
+def requeue_preempted(session: Session, run_id: int, attempt: int, why: str) -> bool:
+    """The run's worker is shutting down (SIGTERM: a deploy, a scale-down, a node drained) and the run stopped at a
+    checkpoint it saved for that: it goes back to the queue for another worker to resume, and this does not count
+    as one of its automatic resumes (nothing went wrong). False when something else moved it first."""
+    run = session.scalar(select(Run).where(Run.id == run_id, Run.status == RunStatus.running, Run.attempt == attempt))
+    if run is None:
+        return False
+    start = f"checkpoint at step {run.checkpoint_step}" if run.checkpoint_step else "the start (no checkpoint yet)"
+    moved = rowcount(session.execute(
+        update(Run).where(Run.id == run_id, Run.status == RunStatus.running, Run.attempt == attempt)
+        .values(status=RunStatus.queued, status_reason=f"{why} at step {run.current_step}; resuming from {start} on "
+                f"the next worker of queue {run.queue}", queued_at=utcnow(), worker=None, heartbeat_at=None,
+                dispatched_at=None, dispatch_id=None, dispatch_epoch=None)))
+    if moved:
+        events.publish_after_commit(session, run_id, {"type": "status", "status": RunStatus.queued.value})
+    return moved == 1
+
+
 def training_lost(session: Session, settings: Settings, run_id: int, why: str, attempt: int | None = None,
                   stale_before: datetime | None = None) -> RunStatus | None:
     """The run's training process died without finishing it (killed, out of memory, its worker gone). A run whose
