@@ -3,7 +3,8 @@
 The API and each worker have a data folder of their own, with no path in common, and each worker its own copy of the
 base model: a dataset uploaded through the API trains on a worker that fetches it from the store by hash; killed after
 a checkpoint, the run resumes on a second worker that pulls that checkpoint; the adapter downloads through the API and
-through a share link, and loads with plain PEFT. The store's credentials appear nowhere a user or a log reader looks."""
+through a share link, and loads with plain PEFT; the second worker merges an export, and an inference worker on a third
+host answers the playground with the run's adapter fetched from the store. The store's credentials appear nowhere a user or a log reader looks."""
 
 import io
 import json
@@ -15,7 +16,16 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import PG_ADMIN_URL, ApiProcess, WorkerProcess, first_admin_tokens, fresh_install, wait_for
+from tests.conftest import (
+    PG_ADMIN_URL,
+    ApiProcess,
+    WorkerProcess,
+    first_admin_tokens,
+    fresh_install,
+    wait_for,
+    wait_while_progressing,
+)
+from tests.sse import SseReader
 from tests.store.conftest import SECRET_KEY, store_environment
 from tests.worker.conftest import series, wait_finished
 
@@ -104,9 +114,33 @@ def test_a_run_trains_resumes_and_downloads_across_hosts_that_share_no_folder(s3
         assert json.loads(config.content)["base_model_name_or_path"] == "tunelab-tiny", "the base by id, not by path"
         _loads_with_plain_peft(adapter_zip.content, assets.models_dir / "tunelab-tiny", tmp_path / "unzipped")
 
+        # The merged export on the second host, and the playground on a third (an inference worker), both from the
+        # store: neither has the run's files until it fetches them.
+        export = api.post(f"/runs/{run_id}/exports")
+        assert export.status_code == 202, export.text
+        exported = wait_for(lambda: next((e for e in api.get(f"/runs/{run_id}/exports").json()["data"]
+                                          if e["id"] == export.json()["id"] and e["status"] != "queued"
+                                          and e["status"] != "running"), None), 300, 0.2, "the export")
+        assert exported["status"] == "succeeded", exported["status_reason"]
+        merged = api.get(f"/runs/{run_id}/archives/merged.zip")
+        assert merged.status_code == 200 and "config.json" in zipfile.ZipFile(io.BytesIO(merged.content)).namelist()
+        infer_host = _host(env, tmp_path / "infer-host", assets)
+        workers.append(WorkerProcess(tmp_path / "infer-host" / "worker.log", env["TUNELAB_INFER_QUEUE"], infer_host))
+        workers[-1].wait_ready()
+        asked = api.post("/playground", json={"project_id": final["project_id"], "run_ids": [run_id],
+                                              "prompt": "Add 2 and 3.", "sampling": {"max_new_tokens": 4}})
+        assert asked.status_code == 202, asked.text
+        reader = SseReader(server.base_url + asked.json()["events_url"],
+                           headers={"Authorization": f"Bearer {token}"}).start()
+        wait_while_progressing(lambda: reader, lambda r: r.finished.is_set(), lambda r: len(r.events),
+                               message="the playground's stream to end")
+        assert "failed" not in reader.kinds() and "done" in reader.kinds(), reader.events
+        assert (tmp_path / "infer-host" / "var" / "cache" / "store" / "runs" / str(run_id) / "adapter").is_dir()
+
         seen = [api.get(f"/runs/{run_id}").text, api.get(f"/runs/{run_id}/artifacts").text, log,
                 api.get(f"/runs/{run_id}/artifacts/config.json").text]
         seen += [path.read_text(errors="replace") for path in tmp_path.rglob("*.log")]
+        seen += [json.dumps(reader.events)]
         assert not any(SECRET_KEY in text for text in seen), "the store's secret shows nowhere"
     finally:
         for worker in workers:
