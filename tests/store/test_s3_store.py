@@ -145,3 +145,49 @@ def test_the_cache_fetches_a_folder_once_and_evicts_the_least_recently_used(s3_s
     assert cached_file(small, "datasets/abc.jsonl").read_text() == '{"text": "hi"}\n'
     with pytest.raises(FileNotFoundError):
         cached_folder(small, "runs/404/adapter/")
+
+
+def test_the_api_serves_a_runs_files_from_the_s3_store_streamed_or_presigned(client, app, s3_settings, tmp_path):
+    """Downloads never read a shared path: one file streamed from the store (or, with TUNELAB_PRESIGNED_DOWNLOADS, a
+    redirect to a presigned URL of it), a folder as a zip streamed from it, the log paged from it; a store that does
+    not answer is a 503 in the error shape."""
+    import io
+    import zipfile
+
+    from tests.conftest import find_bundled_dataset
+    from tunelab.core.settings import get_settings
+    from tunelab.core.store import get_store, run_key
+    from tunelab.db.session import session_scope
+    from tunelab.services.runs.artifacts import index_run_artifacts
+
+    sample_id = find_bundled_dataset(lambda params: client.get("/api/v1/datasets", params=params).json())["id"]
+    run = client.post("/api/v1/runs", json={"method": "lora", "model": "tunelab-tiny", "dataset": sample_id,
+                                            "queue": "nobody-listens"}).json()
+    store = get_store(s3_settings)
+    store.put_file(run_key(run["id"], "adapter/adapter_config.json"), _write(tmp_path / "c", '{"peft_type": "LORA"}'))
+    store.put_file(run_key(run["id"], "tokenizer/tokenizer_config.json"), _write(tmp_path / "t", "{}"))
+    store.put_file(run_key(run["id"], "train.log"), _write(tmp_path / "l", "line one\nline two\n"))
+    with session_scope() as session:
+        assert len(index_run_artifacts(session, s3_settings, run["id"])) == 3
+    url = f"/api/v1/runs/{run['id']}"
+    app.dependency_overrides[get_settings] = lambda: s3_settings
+    try:
+        streamed = client.get(f"{url}/artifacts/adapter/adapter_config.json")
+        assert streamed.status_code == 200 and streamed.json() == {"peft_type": "LORA"}
+        assert "adapter_config.json" in streamed.headers["content-disposition"]
+        archive = zipfile.ZipFile(io.BytesIO(client.get(f"{url}/archives/adapter.zip").content))
+        assert sorted(archive.namelist()) == ["adapter_config.json", "tokenizer_config.json"]
+        assert client.get(f"{url}/logs", params={"tail_bytes": 12}).json()["text"] == "line two\n"
+
+        app.dependency_overrides[get_settings] = lambda: s3_settings.model_copy(update={"presigned_downloads": True})
+        redirected = client.get(f"{url}/artifacts/adapter/adapter_config.json", follow_redirects=False)
+        assert redirected.status_code == 307 and SECRET_KEY not in redirected.headers["location"]
+        assert httpx.get(redirected.headers["location"]).json() == {"peft_type": "LORA"}
+
+        app.dependency_overrides[get_settings] = lambda: s3_settings.model_copy(
+            update={"s3_endpoint_url": "http://127.0.0.1:9"})
+        down = client.get(f"{url}/artifacts/adapter/adapter_config.json")
+        assert down.status_code == 503 and down.json()["error"]["code"] == "STORE_UNAVAILABLE"
+        assert SECRET_KEY not in down.text
+    finally:
+        app.dependency_overrides.pop(get_settings, None)
