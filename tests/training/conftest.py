@@ -11,6 +11,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from tunelab.assets.build import (  # noqa: E402
+    CAPITALS_DATASET_FILE,
     FEEDBACK_DATASET_FILE,
     PREFERENCE_DATASET_FILE,
     SAMPLE_DATASET_FILE,
@@ -103,6 +104,10 @@ class Assets:
     @property
     def text_dataset(self) -> Path:
         return self.samples_dir / TEXT_DATASET_FILE
+
+    @property
+    def capital_questions(self) -> Path:
+        return self.samples_dir / CAPITALS_DATASET_FILE
 
 
 @pytest.fixture(scope="session")

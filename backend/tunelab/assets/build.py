@@ -16,6 +16,7 @@ SAMPLE_DATASET_FILE = "tiny-tasks.jsonl"
 PREFERENCE_DATASET_FILE = "tiny-preferences.jsonl"
 FEEDBACK_DATASET_FILE = "tiny-feedback.jsonl"
 TEXT_DATASET_FILE = "tiny-notes.jsonl"
+CAPITALS_DATASET_FILE = "capital-questions.jsonl"
 ASSET_SEED = 1234
 
 # The assistant turn sits inside {% generation %} so TRL's assistant_only_loss can find it; the eos token is inside
@@ -39,6 +40,22 @@ WORDS = (
     "mirror garlic lemon spider butter carpet dinner farmer hammer island jacket kitten ladder monkey "
     "needle ocean pepper rabbit salad tomato violin wallet zebra anchor basket coffee"
 ).split()
+
+# Countries whose capitals have one common English spelling.
+CAPITALS = (
+    ("France", "Paris"), ("Italy", "Rome"), ("Japan", "Tokyo"), ("Spain", "Madrid"), ("Germany", "Berlin"),
+    ("the United Kingdom", "London"), ("Russia", "Moscow"), ("China", "Beijing"), ("Egypt", "Cairo"),
+    ("Greece", "Athens"), ("Portugal", "Lisbon"), ("Austria", "Vienna"), ("Ireland", "Dublin"), ("Norway", "Oslo"),
+    ("Sweden", "Stockholm"), ("Finland", "Helsinki"), ("Denmark", "Copenhagen"), ("Poland", "Warsaw"),
+    ("Hungary", "Budapest"), ("Belgium", "Brussels"), ("the Netherlands", "Amsterdam"), ("Canada", "Ottawa"),
+    ("Mexico", "Mexico City"), ("Peru", "Lima"), ("Argentina", "Buenos Aires"), ("Chile", "Santiago"),
+    ("Cuba", "Havana"), ("Kenya", "Nairobi"), ("Thailand", "Bangkok"), ("South Korea", "Seoul"),
+    ("India", "New Delhi"), ("Iran", "Tehran"), ("Iraq", "Baghdad"), ("Turkey", "Ankara"), ("Australia", "Canberra"),
+    ("Czechia", "Prague"), ("the Philippines", "Manila"), ("Indonesia", "Jakarta"), ("Vietnam", "Hanoi"),
+    ("Venezuela", "Caracas"), ("Romania", "Bucharest"), ("Iceland", "Reykjavik"), ("Switzerland", "Bern"),
+    ("Morocco", "Rabat"), ("Nigeria", "Abuja"), ("Ethiopia", "Addis Ababa"), ("Saudi Arabia", "Riyadh"),
+    ("Syria", "Damascus"), ("Lebanon", "Beirut"),
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +126,15 @@ SAMPLE_DATASETS = [
         title="Tiny task notes (sample text)",
         format="text",
         description="200 short plain-text notes about the tiny tasks' words and numbers, for continued pretraining.",
+    ),
+    AssetDescriptor(
+        name="capital-questions",
+        path=CAPITALS_DATASET_FILE,
+        title="Capital questions (sample prompts)",
+        format="prompt",
+        description=f"{len(CAPITALS)} prompts asking for a country's capital, each with the one-sentence answer "
+        "SmolLM2-135M-Instruct gives when it is right (\"The capital of France is Paris.\"), for GRPO or RLOO with "
+        "the exact-match reward: the model answers some exactly, so a group's answers earn different rewards.",
     ),
 ]
 
@@ -184,6 +210,14 @@ def text_rows(count: int = 200, seed: int = ASSET_SEED) -> list[dict]:
     return [{"text": " ".join(_note_sentence(rng) for _ in range(rng.randint(3, 8)))} for _ in range(count)]
 
 
+def capital_rows(seed: int = ASSET_SEED) -> list[dict]:
+    """Prompt rows asking for the capitals, in a shuffled order, answered in the sentence an instruct model writes."""
+    rows = [{"prompt": f"What is the capital of {country}?", "answer": f"The capital of {country} is {city}."}
+            for country, city in CAPITALS]
+    random.Random(seed + 4).shuffle(rows)
+    return rows
+
+
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
@@ -256,7 +290,7 @@ def build_assets(models_dir: Path, samples_dir: Path) -> None:
     if not dataset_path.exists():
         write_sample_dataset(dataset_path)
     for file_name, rows in ((PREFERENCE_DATASET_FILE, preference_rows), (FEEDBACK_DATASET_FILE, feedback_rows),
-                            (TEXT_DATASET_FILE, text_rows)):
+                            (TEXT_DATASET_FILE, text_rows), (CAPITALS_DATASET_FILE, capital_rows)):
         if not (Path(samples_dir) / file_name).exists():
             _write_jsonl(Path(samples_dir) / file_name, rows())
     model_dir = Path(models_dir) / TINY_MODEL_NAME
