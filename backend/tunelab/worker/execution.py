@@ -231,7 +231,13 @@ def train_claimed_run(run_id: int, attempt: int) -> str | None:
         run = session.get_one(Run, run_id)
         config, worker, prior_wall_time = training_config(run), run.worker, run.wall_time_s or 0.0
         checkpoint_step = run.checkpoint_step
-    model_path = worker_model_path(settings, config["model"], config["model_path"])
+    try:
+        model_path = worker_model_path(settings, config["model"], config["model_path"])
+    except FileNotFoundError as exc:  # not this worker's to train: it says so rather than fail attempt after attempt
+        log.error("run %s: %s", run_id, exc)
+        with session_scope() as session:
+            lifecycle.finish_run(session, run_id, RunStatus.failed, str(exc), attempt=attempt)
+        return RunStatus.failed.value
     identity = model_identity(model_path)
     with session_scope() as session:
         lifecycle.record_start(session, run_id, package_versions(), identity)
